@@ -1,0 +1,85 @@
+import type { JobHandlers, PayloadOf } from '../core/handler.js'
+import { DEFAULT_MAX_PAYLOAD_BYTES, type NewJob } from '../core/job.js'
+import { ValidationError } from '../core/errors.js'
+import { normalizeJob, type EnqueueOptions } from '../core/validate.js'
+import type { EnqueueResult, Store } from '../store/store.js'
+import { GroupCommitter } from './group-commit.js'
+
+export interface ClientOptions {
+  store: Store
+  /** Largest payload accepted, in bytes of JSON. Default 1 MiB. */
+  maxPayloadBytes?: number
+}
+
+/** One job for enqueueMany. */
+export interface JobSpec<
+  Jobs extends JobHandlers = JobHandlers,
+  N extends keyof Jobs & string = keyof Jobs & string,
+> {
+  name: N
+  payload: PayloadOf<Jobs[N]>
+  options?: EnqueueOptions
+}
+
+/**
+ * The producer API. `Jobs` is the type of a handler module's default export (see defineJobs):
+ * with it, each job name only accepts the payload its handler declares.
+ *
+ * An enqueue resolves once its job is durably committed; enqueues issued in the same tick share
+ * one commit. Validation runs first and a bad job rejects its whole call with nothing written.
+ */
+export class Client<Jobs extends JobHandlers = JobHandlers> {
+  readonly store: Store
+  private readonly maxPayloadBytes: number
+  private readonly committer: GroupCommitter
+
+  constructor({ store, maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES }: ClientOptions) {
+    if (!Number.isInteger(maxPayloadBytes) || maxPayloadBytes < 1) {
+      throw new ValidationError('invalid_option', 'maxPayloadBytes', 'must be a positive integer')
+    }
+    this.store = store
+    this.maxPayloadBytes = maxPayloadBytes
+    this.committer = new GroupCommitter(store)
+  }
+
+  async enqueue<N extends keyof Jobs & string>(
+    name: N,
+    payload: PayloadOf<Jobs[N]>,
+    options?: EnqueueOptions,
+  ): Promise<EnqueueResult> {
+    const job = normalizeJob(name, payload, options, { maxPayloadBytes: this.maxPayloadBytes })
+    const [result] = await this.committer.submit([job])
+    return result!
+  }
+
+  /** Enqueues every job or none (atomic); results are in input order. */
+  async enqueueMany(jobs: readonly JobSpec<Jobs>[]): Promise<EnqueueResult[]> {
+    if (!Array.isArray(jobs)) throw new ValidationError('invalid_option', 'jobs', 'must be an array')
+    if (jobs.length === 0) return []
+    const normalized: NewJob[] = new Array(jobs.length)
+    for (let i = 0; i < jobs.length; i++) {
+      const spec = jobs[i]
+      if (typeof spec !== 'object' || spec === null) {
+        throw new ValidationError(
+          'invalid_option',
+          `jobs[${i}]`,
+          'must be an object { name, payload, options? }',
+        )
+      }
+      normalized[i] = normalizeJob(spec.name, spec.payload, spec.options, {
+        maxPayloadBytes: this.maxPayloadBytes,
+        field: `jobs[${i}]`,
+      })
+    }
+    return this.committer.submit(normalized)
+  }
+
+  /** Waits for enqueues in flight; does not close the store (the caller owns it). */
+  async close(): Promise<void> {
+    await this.committer.drain()
+  }
+}
+
+export function createClient<Jobs extends JobHandlers = JobHandlers>(options: ClientOptions): Client<Jobs> {
+  return new Client<Jobs>(options)
+}

@@ -1,0 +1,71 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+
+import { backoffMs, DEFAULT_BACKOFF } from './backoff.js'
+
+const lowest = () => 0
+/** The largest value Math.random can return. */
+const highest = () => 1 - Number.EPSILON
+
+test('the first retry waits between half of baseMs and baseMs', () => {
+  assert.equal(backoffMs(1, {}, lowest), 500)
+  assert.equal(backoffMs(1, {}, highest), 1000)
+  assert.equal(
+    backoffMs(1, {}, () => 0.5),
+    750,
+  )
+})
+
+test('the nominal delay doubles with each attempt', () => {
+  const delays = [1, 2, 3, 4, 5, 6].map((attempt) => backoffMs(attempt, {}, highest))
+  assert.deepEqual(delays, [1000, 2000, 4000, 8000, 16_000, 32_000])
+})
+
+test('attempt 0 waits as long as attempt 1', () => {
+  assert.equal(backoffMs(0, {}, lowest), backoffMs(1, {}, lowest))
+})
+
+test('the nominal delay is capped at maxMs, however many attempts failed', () => {
+  assert.equal(DEFAULT_BACKOFF.maxMs, 6 * 3600 * 1000)
+  for (const attempt of [16, 25, 100, 5000]) {
+    assert.equal(backoffMs(attempt, {}, highest), DEFAULT_BACKOFF.maxMs)
+    assert.equal(backoffMs(attempt, {}, lowest), DEFAULT_BACKOFF.maxMs / 2)
+  }
+})
+
+test('follows the baseMs, factor and maxMs it is given', () => {
+  const options = { baseMs: 100, factor: 3, maxMs: 2000 }
+  const delays = [1, 2, 3, 4, 5].map((attempt) => backoffMs(attempt, options, highest))
+  assert.deepEqual(delays, [100, 300, 900, 2000, 2000])
+})
+
+test('jitter keeps every delay within [nominal / 2, nominal]', () => {
+  const options = { baseMs: 1000, factor: 2, maxMs: 60_000 }
+  for (let attempt = 1; attempt <= 30; attempt++) {
+    const nominal = Math.min(options.maxMs, options.baseMs * 2 ** (attempt - 1))
+    for (let i = 0; i < 200; i++) {
+      const delay = backoffMs(attempt, options)
+      assert.ok(
+        delay >= nominal / 2 && delay <= nominal,
+        `attempt ${attempt}: ${delay} outside [${nominal / 2}, ${nominal}]`,
+      )
+    }
+  }
+})
+
+test('jitter spreads retries of jobs that failed together', () => {
+  const delays = new Set(Array.from({ length: 100 }, () => backoffMs(10)))
+  assert.ok(delays.size > 50, `only ${delays.size} distinct delays out of 100`)
+})
+
+test('is deterministic for a fixed random source', () => {
+  const fixed = () => 0.3141
+  const first = [1, 2, 3, 10, 40].map((attempt) => backoffMs(attempt, {}, fixed))
+  const second = [1, 2, 3, 10, 40].map((attempt) => backoffMs(attempt, {}, fixed))
+  assert.deepEqual(first, second)
+  assert.equal(backoffMs(3, {}, fixed), Math.round(2000 + 0.3141 * 2000))
+})
+
+test('returns whole milliseconds', () => {
+  for (let i = 0; i < 50; i++) assert.ok(Number.isInteger(backoffMs(1 + (i % 7), { baseMs: 333 })))
+})

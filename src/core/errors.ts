@@ -1,0 +1,102 @@
+/**
+ * Every error Ferry throws is a FerryError with a stable `code`, so callers can branch on the code
+ * rather than on message text. Driver errors are kept as `cause`.
+ */
+
+export type FerryErrorCode =
+  | ValidationErrorCode
+  | 'job_not_found'
+  | 'lease_lost'
+  | 'store_closed'
+  | 'store_unavailable'
+  | 'migration_required'
+  | 'schema_too_new'
+  | 'unknown_handler'
+
+export class FerryError extends Error {
+  readonly code: FerryErrorCode
+
+  constructor(code: FerryErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.code = code
+    this.name = new.target.name
+  }
+}
+
+export type ValidationErrorCode =
+  | 'invalid_queue'
+  | 'invalid_name'
+  | 'invalid_payload'
+  | 'payload_too_large'
+  | 'invalid_priority'
+  | 'invalid_delay'
+  | 'invalid_run_at'
+  | 'invalid_max_attempts'
+  | 'invalid_timeout'
+  | 'invalid_unique_key'
+  | 'invalid_option'
+
+/** Bad input. `field` is the path of the offending value, e.g. `jobs[3].priority` or `payload.user.born`. */
+export class ValidationError extends FerryError {
+  declare readonly code: ValidationErrorCode
+  readonly field: string
+
+  constructor(code: ValidationErrorCode, field: string, message: string) {
+    super(code, `${field}: ${message}`)
+    this.field = field
+  }
+}
+
+export class JobNotFoundError extends FerryError {
+  readonly jobId: string
+
+  constructor(jobId: string) {
+    super('job_not_found', `job ${jobId} does not exist`)
+    this.jobId = jobId
+  }
+}
+
+/** Thrown only by single-job paths; batched store calls report a lost lease per item instead. */
+export class LeaseLostError extends FerryError {
+  readonly jobId: string
+
+  constructor(jobId: string, operation: string) {
+    super('lease_lost', `the lease on job ${jobId} is no longer held by this worker (${operation})`)
+    this.jobId = jobId
+  }
+}
+
+export class StoreUnavailableError extends FerryError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('store_unavailable', message, options)
+  }
+}
+
+export class StoreClosedError extends FerryError {
+  constructor(operation: string) {
+    super('store_closed', `the store is closed (${operation})`)
+  }
+}
+
+/** The store's schema is older than this version of Ferry expects, and migrating was not allowed. */
+export class MigrationRequiredError extends FerryError {
+  constructor(message: string) {
+    super('migration_required', message)
+  }
+}
+
+/** The store was migrated by a newer Ferry: this version must not write to it. */
+export class SchemaTooNewError extends FerryError {
+  constructor(message: string) {
+    super('schema_too_new', message)
+  }
+}
+
+export class UnknownHandlerError extends FerryError {
+  readonly handlerName: string
+
+  constructor(handlerName: string) {
+    super('unknown_handler', `no handler is registered for job name "${handlerName}"`)
+    this.handlerName = handlerName
+  }
+}

@@ -1,0 +1,28 @@
+import type { Job } from './job.js'
+
+/** What a running handler is told about its job. */
+export interface JobContext {
+  /** Aborted when the attempt must stop: timeout, cancellation, or the worker shutting down. */
+  signal: AbortSignal
+  job: Readonly<Job>
+  /** 1 for the first attempt. */
+  attempt: number
+}
+
+// `any` for the payload lets a map of handlers with different payload types satisfy one type.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+export type JobHandler<P = any, R = unknown> = (payload: P, ctx: JobContext) => R | Promise<R>
+
+/** A handler module's default export: job names mapped to handlers. */
+export type JobHandlers = Record<string, JobHandler>
+
+/**
+ * Identity at run time; gives a handler module a checked type that producers can import with
+ * `import type`, so `enqueue` knows each job's payload without loading handler code.
+ */
+export function defineJobs<const H extends JobHandlers>(handlers: H): H {
+  return handlers
+}
+
+/** The payload type a handler declares. */
+export type PayloadOf<H> = H extends JobHandler<infer P> ? P : never

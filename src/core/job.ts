@@ -1,0 +1,92 @@
+/**
+ * The job model shared by every store. Instants are epoch milliseconds (`…At`), durations are
+ * milliseconds (`…Ms`); every store keeps them at millisecond precision.
+ */
+
+/**
+ * - `scheduled`: waits for `runAt` (a delayed job, or a failed attempt waiting for its backoff)
+ * - `ready`: may be claimed now
+ * - `active`: claimed by a worker that holds its lease
+ * - `completed`, `dead`: final; only an explicit retry brings a dead job back
+ */
+export type JobState = 'scheduled' | 'ready' | 'active' | 'completed' | 'dead'
+
+export const JOB_STATES: readonly JobState[] = ['scheduled', 'ready', 'active', 'completed', 'dead']
+
+/** Store-assigned, unique within a store and increasing in enqueue order (decimal digits). */
+export type JobId = string
+
+/** Why a job's last attempt did not complete: data, not only text. */
+export interface JobError {
+  kind:
+    | 'error' // the handler threw an Error
+    | 'non_error' // the handler threw something that is not an Error
+    | 'timeout' // the attempt ran longer than its timeoutMs
+    | 'crash' // the process or thread running it died
+    | 'lease_expired' // the worker stopped renewing its lease (died, froze, lost the store)
+    | 'permanent' // the handler asked for no further attempts
+    | 'cancelled' // cancelled by an operator
+    | 'unknown_handler' // no handler is registered for the job's name
+  message: string
+  name?: string
+  stack?: string
+  exitCode?: number | null
+  signal?: string | null
+  stderrTail?: string
+  timeoutMs?: number
+}
+
+export interface Job {
+  id: JobId
+  queue: string
+  name: string
+  payload: unknown
+  state: JobState
+  /** Higher runs first. */
+  priority: number
+  /** When the job may run (for a ready job: when it became due). */
+  runAt: number
+  /** Attempts started so far, the current one included. */
+  attempts: number
+  maxAttempts: number
+  /** Per-attempt time limit; null means the worker's default. */
+  timeoutMs: number | null
+  uniqueKey: string | null
+  lastError: JobError | null
+  /** The handler's return value, for completed jobs. */
+  result: unknown
+  /** The worker holding the lease, for active jobs. */
+  workerId: string | null
+  leaseExpiresAt: number | null
+  createdAt: number
+  updatedAt: number
+  finishedAt: number | null
+}
+
+/** A job handed to a worker by `claim`; `leaseToken` fences every later write about it. */
+export interface ClaimedJob extends Job {
+  state: 'active'
+  leaseToken: string
+  leaseExpiresAt: number
+  workerId: string
+}
+
+/** A validated job ready for `Store.enqueue`: payload already serialised, defaults filled in. */
+export interface NewJob {
+  queue: string
+  name: string
+  /** JSON text. */
+  payload: string
+  priority: number
+  /** Absolute run time; when null the store adds `delayMs` to its own clock. */
+  runAt: number | null
+  delayMs: number
+  maxAttempts: number
+  timeoutMs: number | null
+  uniqueKey: string | null
+}
+
+export const DEFAULT_QUEUE = 'default'
+export const DEFAULT_PRIORITY = 0
+export const DEFAULT_MAX_ATTEMPTS = 25
+export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024

@@ -1,0 +1,351 @@
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+
+import { FerryError, ValidationError, type ValidationErrorCode } from './errors.js'
+import { DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_PAYLOAD_BYTES } from './job.js'
+import {
+  assertName,
+  assertQueueList,
+  MAX_ATTEMPTS_LIMIT,
+  MAX_DELAY_MS,
+  MAX_TIMEOUT_MS,
+  normalizeJob,
+  PRIORITY_MAX,
+  PRIORITY_MIN,
+  serializePayload,
+  UNIQUE_KEY_MAX_LENGTH,
+  type EnqueueOptions,
+} from './validate.js'
+
+/** Asserts that `fn` throws a ValidationError with this code and field, and returns it. */
+function throwsValidation(fn: () => unknown, code: ValidationErrorCode, field: string): ValidationError {
+  let caught: unknown
+  try {
+    fn()
+  } catch (error) {
+    caught = error
+  }
+  assert.ok(caught instanceof ValidationError, `expected a ValidationError, got ${String(caught)}`)
+  assert.equal(caught.code, code, caught.message)
+  assert.equal(caught.field, field, caught.message)
+  return caught
+}
+
+/** normalizeJob with a valid name and payload and the given options (typed loosely: tests pass bad ones). */
+function withOptions(options: Record<string, unknown>) {
+  return normalizeJob('send-email', { to: 'a@example.com' }, options as EnqueueOptions)
+}
+
+class Point {
+  constructor(
+    readonly x: number,
+    readonly y: number,
+  ) {}
+}
+
+describe('normalizeJob', () => {
+  test('fills in the defaults and serialises the payload', () => {
+    const job = normalizeJob('send-email', { to: 'a@example.com' }, undefined)
+    assert.deepEqual(job, {
+      queue: 'default',
+      name: 'send-email',
+      payload: '{"to":"a@example.com"}',
+      priority: 0,
+      runAt: null,
+      delayMs: 0,
+      maxAttempts: DEFAULT_MAX_ATTEMPTS,
+      timeoutMs: null,
+      uniqueKey: null,
+    })
+  })
+
+  test('keeps every valid option', () => {
+    const job = withOptions({
+      queue: 'mail:high',
+      priority: -7,
+      delayMs: 1500,
+      maxAttempts: 3,
+      timeoutMs: 30_000,
+      uniqueKey: 'welcome:42',
+    })
+    assert.equal(job.queue, 'mail:high')
+    assert.equal(job.priority, -7)
+    assert.equal(job.delayMs, 1500)
+    assert.equal(job.runAt, null)
+    assert.equal(job.maxAttempts, 3)
+    assert.equal(job.timeoutMs, 30_000)
+    assert.equal(job.uniqueKey, 'welcome:42')
+  })
+
+  test('takes runAt as a Date or as epoch milliseconds', () => {
+    const at = Date.UTC(2030, 0, 2, 3, 4, 5, 6)
+    assert.equal(withOptions({ runAt: new Date(at) }).runAt, at)
+    assert.equal(withOptions({ runAt: at }).runAt, at)
+    assert.equal(withOptions({ runAt: at }).delayMs, 0)
+  })
+
+  test('rounds a fractional delay up to whole milliseconds', () => {
+    assert.equal(withOptions({ delayMs: 1.2 }).delayMs, 2)
+    assert.equal(withOptions({ delayMs: 0 }).delayMs, 0)
+  })
+
+  test('accepts names of 1 to 128 letters, digits and . _ : -', () => {
+    for (const name of ['a', 'Z9', 'mail.send_v2:high-prio', 'x'.repeat(128)]) {
+      assert.equal(normalizeJob(name, null, { queue: name }).queue, name)
+    }
+  })
+
+  test('rejects a bad queue name with invalid_queue on field queue', () => {
+    for (const queue of ['', 'has space', 'a/b', 'ünicode', 'x'.repeat(129), 42]) {
+      throwsValidation(() => withOptions({ queue }), 'invalid_queue', 'queue')
+    }
+  })
+
+  test('rejects a bad job name with invalid_name on field name', () => {
+    for (const name of ['', 'send email', 'x'.repeat(129), 7, undefined]) {
+      throwsValidation(() => normalizeJob(name, {}, undefined), 'invalid_name', 'name')
+    }
+  })
+
+  test('prefixes every field path with the given field, as enqueueMany does', () => {
+    const options = { priority: 0.5 } as EnqueueOptions
+    throwsValidation(
+      () => normalizeJob('n', {}, options, { field: 'jobs[3]' }),
+      'invalid_priority',
+      'jobs[3].priority',
+    )
+    throwsValidation(
+      () => normalizeJob('n', { a: NaN }, {}, { field: 'jobs[0]' }),
+      'invalid_payload',
+      'jobs[0].payload.a',
+    )
+    throwsValidation(
+      () => normalizeJob('bad name', {}, {}, { field: 'jobs[1]' }),
+      'invalid_name',
+      'jobs[1].name',
+    )
+  })
+
+  test('rejects a priority that is not an int32 integer with invalid_priority', () => {
+    for (const priority of [1.5, NaN, Infinity, '1', PRIORITY_MAX + 1, PRIORITY_MIN - 1, 2 ** 40]) {
+      throwsValidation(() => withOptions({ priority }), 'invalid_priority', 'priority')
+    }
+    assert.equal(withOptions({ priority: PRIORITY_MAX }).priority, 2_147_483_647)
+    assert.equal(withOptions({ priority: PRIORITY_MIN }).priority, -2_147_483_648)
+  })
+
+  test('rejects a negative, non-finite or too long delay with invalid_delay', () => {
+    for (const delayMs of [-1, -0.5, NaN, Infinity, MAX_DELAY_MS + 1, '100', null]) {
+      throwsValidation(() => withOptions({ delayMs }), 'invalid_delay', 'delayMs')
+    }
+    assert.equal(withOptions({ delayMs: MAX_DELAY_MS }).delayMs, MAX_DELAY_MS)
+  })
+
+  test('rejects delayMs together with runAt with invalid_option', () => {
+    const error = throwsValidation(
+      () => withOptions({ delayMs: 10, runAt: Date.now() }),
+      'invalid_option',
+      'runAt',
+    )
+    assert.match(error.message, /delayMs or runAt/)
+  })
+
+  test('rejects an invalid runAt with invalid_run_at', () => {
+    for (const runAt of [new Date('not a date'), -1, NaN, '2030-01-01', 8.64e15 + 1]) {
+      throwsValidation(() => withOptions({ runAt }), 'invalid_run_at', 'runAt')
+    }
+  })
+
+  test('rejects maxAttempts below 1, fractional or too large with invalid_max_attempts', () => {
+    for (const maxAttempts of [0, -1, 2.5, MAX_ATTEMPTS_LIMIT + 1, '3']) {
+      throwsValidation(() => withOptions({ maxAttempts }), 'invalid_max_attempts', 'maxAttempts')
+    }
+    assert.equal(withOptions({ maxAttempts: 1 }).maxAttempts, 1)
+  })
+
+  test('rejects a timeout below 1 ms or past the longest Node timer with invalid_timeout', () => {
+    for (const timeoutMs of [0, -5, 1.5, MAX_TIMEOUT_MS + 1]) {
+      throwsValidation(() => withOptions({ timeoutMs }), 'invalid_timeout', 'timeoutMs')
+    }
+    assert.equal(withOptions({ timeoutMs: MAX_TIMEOUT_MS }).timeoutMs, MAX_TIMEOUT_MS)
+  })
+
+  test('rejects an empty or over-long uniqueKey with invalid_unique_key', () => {
+    for (const uniqueKey of ['', 'k'.repeat(UNIQUE_KEY_MAX_LENGTH + 1), 42]) {
+      throwsValidation(() => withOptions({ uniqueKey }), 'invalid_unique_key', 'uniqueKey')
+    }
+    assert.equal('k'.repeat(256).length, UNIQUE_KEY_MAX_LENGTH + 1)
+    assert.equal(withOptions({ uniqueKey: 'k'.repeat(255) }).uniqueKey, 'k'.repeat(255))
+  })
+
+  test('rejects an unknown option key with invalid_option naming it', () => {
+    const error = throwsValidation(() => withOptions({ priorty: 5 }), 'invalid_option', 'priorty')
+    assert.match(error.message, /^priorty: unknown option/)
+    assert.match(error.message, /priority/)
+  })
+
+  test('rejects options that are not an object with invalid_option', () => {
+    for (const options of [[], 'high', 5]) {
+      throwsValidation(
+        () => normalizeJob('n', {}, options as unknown as EnqueueOptions),
+        'invalid_option',
+        'options',
+      )
+    }
+  })
+
+  test('passes maxPayloadBytes on to the payload check', () => {
+    throwsValidation(
+      () => normalizeJob('n', { text: 'x'.repeat(100) }, {}, { maxPayloadBytes: 50 }),
+      'payload_too_large',
+      'payload',
+    )
+  })
+})
+
+describe('serializePayload', () => {
+  test('returns the JSON text of plain values, arrays and objects', () => {
+    assert.equal(serializePayload(null), 'null')
+    assert.equal(serializePayload(0), '0')
+    assert.equal(serializePayload('é'), '"é"')
+    assert.equal(serializePayload(false), 'false')
+    assert.equal(serializePayload({ a: [1, 'two', { three: true }] }), '{"a":[1,"two",{"three":true}]}')
+    assert.equal(serializePayload(Object.assign(Object.create(null), { bare: 1 })), '{"bare":1}')
+  })
+
+  test('accepts a Date anywhere and stores it as its ISO text', () => {
+    const born = new Date(Date.UTC(1990, 4, 17))
+    assert.equal(serializePayload(born), '"1990-05-17T00:00:00.000Z"')
+    assert.equal(serializePayload({ user: { born } }), '{"user":{"born":"1990-05-17T00:00:00.000Z"}}')
+  })
+
+  test('drops an undefined object property, as JSON does', () => {
+    assert.equal(serializePayload({ a: 1, b: undefined }), '{"a":1}')
+  })
+
+  test('refuses an undefined payload', () => {
+    throwsValidation(() => serializePayload(undefined), 'invalid_payload', 'payload')
+  })
+
+  test('refuses NaN and Infinity and names the path to them', () => {
+    throwsValidation(() => serializePayload({ a: { b: NaN } }), 'invalid_payload', 'payload.a.b')
+    throwsValidation(() => serializePayload({ a: { b: Infinity } }), 'invalid_payload', 'payload.a.b')
+    throwsValidation(() => serializePayload([1, -Infinity]), 'invalid_payload', 'payload[1]')
+    throwsValidation(() => serializePayload(NaN), 'invalid_payload', 'payload')
+  })
+
+  test('refuses undefined in an array, which JSON would turn into null', () => {
+    throwsValidation(
+      () => serializePayload({ list: [1, 2, undefined] }),
+      'invalid_payload',
+      'payload.list[2]',
+    )
+    // eslint-disable-next-line no-sparse-arrays -- a hole reads as undefined: it must be refused too
+    throwsValidation(() => serializePayload([1, , 3]), 'invalid_payload', 'payload[1]')
+  })
+
+  test('refuses functions, symbols and BigInts', () => {
+    throwsValidation(() => serializePayload({ f: () => 1 }), 'invalid_payload', 'payload.f')
+    throwsValidation(() => serializePayload({ s: Symbol('s') }), 'invalid_payload', 'payload.s')
+    throwsValidation(() => serializePayload({ n: [10n] }), 'invalid_payload', 'payload.n[0]')
+    throwsValidation(() => serializePayload(() => 1), 'invalid_payload', 'payload')
+  })
+
+  test('refuses a cycle where it closes', () => {
+    const node: Record<string, unknown> = { name: 'root', children: [] }
+    ;(node.children as unknown[]).push({ parent: node })
+    throwsValidation(() => serializePayload(node), 'invalid_payload', 'payload.children[0].parent')
+  })
+
+  test('accepts the same object twice when it is not a cycle', () => {
+    const shared = { x: 1 }
+    assert.equal(serializePayload({ a: shared, b: [shared] }), '{"a":{"x":1},"b":[{"x":1}]}')
+  })
+
+  test('refuses Map, Set, Error and class instances, which JSON would turn into {}', () => {
+    throwsValidation(() => serializePayload({ m: new Map([['k', 1]]) }), 'invalid_payload', 'payload.m')
+    throwsValidation(() => serializePayload({ s: new Set([1]) }), 'invalid_payload', 'payload.s')
+    throwsValidation(() => serializePayload({ e: new Error('boom') }), 'invalid_payload', 'payload.e')
+    const error = throwsValidation(() => serializePayload([new Point(1, 2)]), 'invalid_payload', 'payload[0]')
+    assert.match(error.message, /Point/)
+  })
+
+  test('checks what toJSON returns', () => {
+    const ok = { toJSON: () => ({ v: 1 }) }
+    assert.equal(serializePayload({ ok }), '{"ok":{"v":1}}')
+    const bad = { toJSON: () => new Map() }
+    throwsValidation(() => serializePayload({ bad }), 'invalid_payload', 'payload.bad')
+  })
+
+  test('uses the field it is given in error paths', () => {
+    throwsValidation(
+      () => serializePayload({ a: NaN }, 'jobs[2].payload'),
+      'invalid_payload',
+      'jobs[2].payload.a',
+    )
+  })
+
+  test('accepts a payload of exactly maxBytes of UTF-8 and refuses one byte more', () => {
+    assert.equal(serializePayload('abcdefgh', 'payload', 10), '"abcdefgh"')
+    throwsValidation(() => serializePayload('abcdefghi', 'payload', 10), 'payload_too_large', 'payload')
+    // 'é' is 2 bytes of UTF-8: the limit counts bytes, not characters.
+    assert.equal(serializePayload('éééé', 'payload', 10), '"éééé"')
+    const error = throwsValidation(
+      () => serializePayload('ééééé', 'payload', 10),
+      'payload_too_large',
+      'payload',
+    )
+    assert.match(error.message, /12 bytes/)
+  })
+
+  test('refuses a payload over the default limit of 1 MiB', () => {
+    assert.equal(DEFAULT_MAX_PAYLOAD_BYTES, 1024 * 1024)
+    throwsValidation(
+      () => serializePayload({ blob: 'x'.repeat(1024 * 1024) }),
+      'payload_too_large',
+      'payload',
+    )
+  })
+})
+
+describe('assertQueueList', () => {
+  test('accepts a non-empty list of distinct valid names', () => {
+    assert.doesNotThrow(() => assertQueueList(['critical', 'default', 'low']))
+  })
+
+  test('refuses a missing or empty list', () => {
+    throwsValidation(() => assertQueueList([]), 'invalid_queue', 'queues')
+    throwsValidation(() => assertQueueList('default'), 'invalid_queue', 'queues')
+    throwsValidation(() => assertQueueList(undefined, 'worker.queues'), 'invalid_queue', 'worker.queues')
+  })
+
+  test('names the position of a bad queue name', () => {
+    throwsValidation(() => assertQueueList(['a', 'bad name']), 'invalid_queue', 'queues[1]')
+    throwsValidation(() => assertQueueList(['a', 3]), 'invalid_queue', 'queues[1]')
+  })
+
+  test('refuses a queue listed twice, naming the repeat', () => {
+    const error = throwsValidation(() => assertQueueList(['a', 'b', 'a']), 'invalid_queue', 'queues[2]')
+    assert.match(error.message, /listed twice/)
+  })
+})
+
+describe('assertName', () => {
+  test('uses invalid_queue unless told the code', () => {
+    throwsValidation(() => assertName('', 'queue'), 'invalid_queue', 'queue')
+    throwsValidation(() => assertName('', 'name', 'invalid_name'), 'invalid_name', 'name')
+  })
+})
+
+describe('ValidationError', () => {
+  test('is a FerryError whose name, code, field and message say what was wrong', () => {
+    const error = throwsValidation(() => withOptions({ priority: 'high' }), 'invalid_priority', 'priority')
+    assert.ok(error instanceof FerryError)
+    assert.ok(error instanceof Error)
+    assert.equal(error.name, 'ValidationError')
+    assert.match(
+      error.message,
+      /^priority: must be an integer from -2147483648 to 2147483647 \(got "high"\)$/,
+    )
+  })
+})

@@ -1,0 +1,15 @@
+// The public API of 'ferry'. Store backends live behind their own subpaths ('ferry/sqlite', …)
+// so that a user of one never loads another's driver.
+export * from './core/errors.js'
+export * from './core/job.js'
+export type { Settlement, SettlementKind } from './core/outcome.js'
+export type { JobContext, JobHandler, JobHandlers, PayloadOf } from './core/handler.js'
+export { defineJobs } from './core/handler.js'
+export { backoffMs, DEFAULT_BACKOFF, type BackoffOptions } from './core/backoff.js'
+export { ManualClock, systemClock, type Clock } from './core/clock.js'
+export { parseDuration, parseByteSize } from './core/duration.js'
+export { newLeaseToken, type LeaseToken } from './core/lease.js'
+export { normalizeJob, serializePayload, NAME_PATTERN, type EnqueueOptions } from './core/validate.js'
+export type * from './store/store.js'
+export { openStore, DEFAULT_STORE_URL } from './store/open-store.js'
+export { Client, createClient, type ClientOptions, type JobSpec } from './client/client.js'

@@ -1,0 +1,8 @@
+-- retry --all-dead: every dead job (of one queue, if given) runs again with fresh attempts.
+-- Params: :queue (or NULL), :now
+-- Returns: queue of each job moved.
+-- Uses: ferry_jobs_finished (state = 'dead').
+UPDATE ferry_jobs
+SET state = 'ready', attempts = 0, run_at = :now, finished_at = NULL, result = NULL, updated_at = :now
+WHERE state = 'dead' AND finished_at IS NOT NULL AND (:queue IS NULL OR queue = :queue)
+RETURNING queue

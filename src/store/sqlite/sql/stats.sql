@@ -1,0 +1,9 @@
+-- stats: jobs per queue and state; scheduled jobs already due count as ready.
+-- Params: :now
+-- Returns: queue, state, count.
+SELECT queue,
+       CASE WHEN state = 'scheduled' AND run_at <= :now THEN 'ready' ELSE state END AS state,
+       count(*) AS count
+FROM ferry_jobs
+GROUP BY 1, 2
+ORDER BY 1

@@ -1,0 +1,100 @@
+import type Database from 'better-sqlite3'
+import { watch, type FSWatcher } from 'node:fs'
+import { basename, dirname } from 'node:path'
+
+/** Re-checks after a file event: the WAL is written before the commit is visible to readers. */
+const FOLLOW_UP_DELAYS_MS = [1, 4, 15, 50]
+/** The slow safety net, for file events that never come (some filesystems, editors, mounts). */
+const SAFETY_NET_MS = 1000
+
+/**
+ * Cross-process wake-up for SQLite without polling the table: while a worker waits, watch the
+ * database's directory for writes to the database or its WAL (inotify on Linux), and confirm each
+ * with `PRAGMA data_version`, which changes only when another connection committed.
+ *
+ * The writer's WAL write reaches us about 2 ms before its commit returns, before the commit is
+ * visible, so a file event with no visible change schedules a few follow-up checks: a commit
+ * landing just after the event is seen within milliseconds, not at the next safety-net tick.
+ */
+export class SqliteFileWatch {
+  private readonly dataVersion: Database.Statement<unknown[], unknown>
+  private readonly files: Set<string>
+  private readonly dir: string
+  private watcher: FSWatcher | null = null
+  private safetyNet: NodeJS.Timeout | null = null
+  private followUps: NodeJS.Timeout[] = []
+  /** The data_version last acted on. Kept between waits, so a commit that lands after a worker's
+   * empty claim but before it waits is noticed by the check at the start of the wait. */
+  private lastVersion: number
+
+  constructor(
+    db: Database.Database,
+    path: string,
+    private readonly onChange: () => void,
+  ) {
+    this.dataVersion = db.prepare('PRAGMA data_version').pluck()
+    this.dir = dirname(path)
+    this.files = new Set([basename(path), `${basename(path)}-wal`])
+    this.lastVersion = this.readVersion()
+  }
+
+  /** Watches while somebody waits; stops when nobody does. */
+  setActive(active: boolean): void {
+    if (active && this.watcher === null) {
+      this.watcher = watch(this.dir, { persistent: true }, (_event, file) => {
+        if (file === null || this.files.has(file)) this.onFileEvent()
+      })
+      this.watcher.on('error', () => this.stopWatcher())
+      this.safetyNet = setInterval(() => this.check(), SAFETY_NET_MS)
+    } else if (!active) {
+      this.stopWatcher()
+      if (this.safetyNet !== null) clearInterval(this.safetyNet)
+      this.safetyNet = null
+      this.clearFollowUps()
+    }
+  }
+
+  /** Calls onChange if another connection committed since the last check. */
+  check(): boolean {
+    if (this.watcher === null && this.safetyNet === null) return false
+    const version = this.readVersion()
+    if (version === this.lastVersion) return false
+    this.lastVersion = version
+    this.clearFollowUps()
+    this.onChange()
+    return true
+  }
+
+  close(): void {
+    this.setActive(false)
+  }
+
+  private onFileEvent(): void {
+    if (this.check() || this.followUps.length > 0) return
+    for (const delay of FOLLOW_UP_DELAYS_MS) {
+      const timer = setTimeout(() => {
+        this.followUps = this.followUps.filter((t) => t !== timer)
+        this.check()
+      }, delay)
+      this.followUps.push(timer)
+    }
+  }
+
+  private clearFollowUps(): void {
+    for (const timer of this.followUps) clearTimeout(timer)
+    this.followUps = []
+  }
+
+  private stopWatcher(): void {
+    this.watcher?.close()
+    this.watcher = null
+  }
+
+  private readVersion(): number {
+    try {
+      return this.dataVersion.get() as number
+    } catch {
+      return -1 // the database is closing
+    }
+  }
+}

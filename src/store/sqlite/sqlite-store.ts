@@ -1,0 +1,674 @@
+import Database from 'better-sqlite3'
+import { statSync } from 'node:fs'
+import {
+  FerryError,
+  MigrationRequiredError,
+  SchemaTooNewError,
+  StoreClosedError,
+  StoreUnavailableError,
+  ValidationError,
+} from '../../core/errors.js'
+import {
+  JOB_STATES,
+  type ClaimedJob,
+  type Job,
+  type JobError,
+  type JobId,
+  type JobState,
+} from '../../core/job.js'
+import { assertName, assertQueueList } from '../../core/validate.js'
+import type {
+  CancelParams,
+  ClaimParams,
+  EnqueueParams,
+  EnqueueResult,
+  JobPage,
+  ListJobsParams,
+  MigrateResult,
+  PurgeParams,
+  QueueStats,
+  RecoverParams,
+  RecoverResult,
+  RenewParams,
+  RetryParams,
+  SettleParams,
+  SettleResult,
+  StatsParams,
+  Store,
+  StoreCapabilities,
+  WaitParams,
+  WakeReason,
+} from '../store.js'
+import { WakeHub } from '../wake-hub.js'
+import { migrations, sql } from './generated/assets.js'
+import { SqliteFileWatch } from './sqlite-file-watch.js'
+
+export type SqliteDurability = 'full' | 'normal'
+
+export interface SqliteStoreOptions {
+  /** The database file; created when missing. */
+  path: string
+  /**
+   * 'full' (default): every commit is fsynced before enqueue resolves, so it survives power loss.
+   * 'normal': survives a crash of the process, but an OS crash or power loss may lose the latest
+   * commits (docs/backends.md).
+   */
+  durability?: SqliteDurability
+  /** How long a write waits for another process's write lock. Default 5000 ms. */
+  busyTimeoutMs?: number
+  /** Apply pending migrations on open (default). When false, an outdated schema is an error. */
+  migrate?: boolean
+  /** Checkpoint and truncate the WAL when it grows past this. Default 64 MiB. */
+  walLimitBytes?: number
+}
+
+interface JobRow {
+  id: number
+  queue: string
+  name: string
+  payload: string
+  state: JobState
+  priority: number
+  run_at: number
+  attempts: number
+  max_attempts: number
+  timeout_ms: number | null
+  unique_key: string | null
+  lease_token: string | null
+  lease_expires_at: number | null
+  worker_id: string | null
+  last_error: string | null
+  result: string | null
+  created_at: number
+  updated_at: number
+  finished_at: number | null
+}
+
+type Statement = Database.Statement<unknown[], unknown>
+type SqlName = keyof typeof sql
+
+const LATEST_VERSION = migrations.reduce((max, m) => Math.max(max, m.version), 0)
+const LIST_LIMIT_DEFAULT = 50
+const LIST_LIMIT_MAX = 1000
+const RECOVER_LIMIT_DEFAULT = 1000
+const PURGE_CHUNK = 10_000
+/** Write transactions between two checks of the WAL's size. */
+const WAL_CHECK_EVERY = 256
+const ID_PATTERN = /^[1-9]\d{0,18}$/
+
+/**
+ * The embedded store: one SQLite file in WAL mode, opened with better-sqlite3. Every write runs
+ * in a BEGIN IMMEDIATE transaction (a deferred one could not wait for the lock once it had read),
+ * and with durability 'full' every commit is on disk before the call resolves. Calls are
+ * synchronous underneath, so a batch costs no round trips: one transaction, one fsync.
+ */
+export class SqliteStore implements Store {
+  readonly kind = 'sqlite'
+  readonly capabilities: StoreCapabilities = { crossProcessWake: 'file-watch', transactionalEnqueue: false }
+  readonly path: string
+  readonly durability: SqliteDurability
+
+  private readonly db: Database.Database
+  private readonly statements = new Map<SqlName, Statement>()
+  private readonly begin: Statement
+  private readonly commit: Statement
+  private readonly rollback: Statement
+  private readonly hub: WakeHub
+  private readonly fileWatch: SqliteFileWatch
+  private readonly walLimitBytes: number
+  private writesSinceWalCheck = 0
+  private closed = false
+
+  static async open(options: SqliteStoreOptions): Promise<SqliteStore> {
+    const store = new SqliteStore(options)
+    try {
+      if (options.migrate ?? true) await store.migrate()
+      else store.assertSchemaCurrent()
+    } catch (error) {
+      await store.close()
+      throw error
+    }
+    return store
+  }
+
+  private constructor(options: SqliteStoreOptions) {
+    const { path, durability = 'full', busyTimeoutMs = 5000, walLimitBytes = 64 * 1024 * 1024 } = options
+    if (typeof path !== 'string' || path === '' || path === ':memory:') {
+      throw new ValidationError(
+        'invalid_option',
+        'path',
+        'must be the path of a database file (not :memory:)',
+      )
+    }
+    if (durability !== 'full' && durability !== 'normal') {
+      throw new ValidationError(
+        'invalid_option',
+        'durability',
+        `must be 'full' or 'normal' (got ${String(durability)})`,
+      )
+    }
+    this.path = path
+    this.durability = durability
+    this.walLimitBytes = walLimitBytes
+    try {
+      this.db = new Database(path, { timeout: busyTimeoutMs })
+      this.db.pragma('journal_mode = WAL')
+      // better-sqlite3 builds SQLite with WAL defaulting to NORMAL: FULL must be asked for.
+      this.db.pragma(`synchronous = ${durability === 'full' ? 'FULL' : 'NORMAL'}`)
+      this.db.pragma(`journal_size_limit = ${walLimitBytes}`)
+    } catch (error) {
+      throw new StoreUnavailableError(`cannot open SQLite database ${path}: ${messageOf(error)}`, {
+        cause: error,
+      })
+    }
+    this.begin = this.db.prepare('BEGIN IMMEDIATE')
+    this.commit = this.db.prepare('COMMIT')
+    this.rollback = this.db.prepare('ROLLBACK')
+    this.fileWatch = new SqliteFileWatch(this.db, path, () => this.hub.broadcast('notified'))
+    this.hub = new WakeHub((waiting) => this.fileWatch.setActive(waiting))
+  }
+
+  // ── lifecycle ──────────────────────────────────────────────────────────────────────────────
+
+  async migrate(): Promise<MigrateResult> {
+    this.assertOpen('migrate')
+    return this.write(() => {
+      this.db.exec(
+        'CREATE TABLE IF NOT EXISTS ferry_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT',
+      )
+      const fromVersion = this.schemaVersion()
+      if (fromVersion > LATEST_VERSION) {
+        throw new SchemaTooNewError(
+          `${this.path} has schema version ${fromVersion}, newer than this Ferry's ${LATEST_VERSION}: upgrade Ferry`,
+        )
+      }
+      const applied: string[] = []
+      const record = this.db.prepare(
+        'INSERT INTO ferry_migrations (version, name, applied_at) VALUES (?, ?, ?)',
+      )
+      for (const migration of migrations) {
+        if (migration.version <= fromVersion) continue
+        this.db.exec(migration.sql)
+        record.run(migration.version, migration.name, Date.now())
+        applied.push(migration.name)
+      }
+      return { fromVersion, toVersion: Math.max(fromVersion, LATEST_VERSION), applied }
+    })
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    this.hub.broadcast('aborted')
+    this.fileWatch.close()
+    if (this.db?.open) this.db.close()
+  }
+
+  // ── producer ───────────────────────────────────────────────────────────────────────────────
+
+  async enqueue({ jobs, now }: EnqueueParams): Promise<EnqueueResult[]> {
+    this.assertOpen('enqueue')
+    if (jobs.length === 0) return []
+    const at = now ?? Date.now()
+    const insert = this.statement('enqueue').pluck()
+    const findUnique = this.statement('enqueue-find-unique').pluck()
+    const readyQueues = new Set<string>()
+    let earliestScheduled: number | null = null
+    const results = this.write(() =>
+      jobs.map((job): EnqueueResult => {
+        const runAt = job.runAt ?? at + job.delayMs
+        const ready = runAt <= at
+        const id = insert.get({
+          queue: job.queue,
+          name: job.name,
+          payload: job.payload,
+          state: ready ? 'ready' : 'scheduled',
+          priority: job.priority,
+          run_at: runAt,
+          max_attempts: job.maxAttempts,
+          timeout_ms: job.timeoutMs,
+          unique_key: job.uniqueKey,
+          now: at,
+        }) as number | undefined
+        if (id === undefined) {
+          return { id: String(findUnique.get({ unique_key: job.uniqueKey }) as number), created: false }
+        }
+        if (ready) readyQueues.add(job.queue)
+        else if (earliestScheduled === null || runAt < earliestScheduled) earliestScheduled = runAt
+        return { id: String(id), created: true }
+      }),
+    )
+    this.hub.notify(readyQueues)
+    this.hub.armDue(earliestScheduled, Date.now())
+    return results
+  }
+
+  // ── worker hot path ────────────────────────────────────────────────────────────────────────
+
+  async claim({ queues, limit, leaseMs, workerId, now }: ClaimParams): Promise<ClaimedJob[]> {
+    this.assertOpen('claim')
+    assertQueueList(queues)
+    assertPositiveInteger(limit, 'limit')
+    assertPositiveInteger(leaseMs, 'leaseMs')
+    if (typeof workerId !== 'string' || workerId === '') {
+      throw new ValidationError('invalid_option', 'workerId', 'must be a non-empty string')
+    }
+    const at = now ?? Date.now()
+    const promoteDue = this.statement('claim-promote-due')
+    const claimQueue = this.statement('claim')
+    const rows = this.write(() => {
+      promoteDue.run({ now: at })
+      const claimed: JobRow[] = []
+      for (const queue of queues) {
+        const remaining = limit - claimed.length
+        if (remaining <= 0) break
+        const taken = claimQueue.all({
+          queue,
+          limit: remaining,
+          lease_expires_at: at + leaseMs,
+          worker_id: workerId,
+          now: at,
+        }) as JobRow[]
+        // RETURNING gives no order: restore the claim order within the queue.
+        if (taken.length > 1) taken.sort(claimOrder)
+        for (const row of taken) claimed.push(row)
+      }
+      return claimed
+    })
+    return rows.map((row) => ({ ...toJob(row), leaseToken: row.lease_token! }) as ClaimedJob)
+  }
+
+  async settle({ settlements, now }: SettleParams): Promise<SettleResult[]> {
+    this.assertOpen('settle')
+    if (settlements.length === 0) return []
+    const at = now ?? Date.now()
+    const completed = this.statement('settle-completed')
+    const retry = this.statement('settle-retry')
+    const dead = this.statement('settle-dead')
+    let rescheduled = false
+    const results = this.write(() =>
+      settlements.map((s, i): SettleResult => {
+        let changes: number
+        switch (s.kind) {
+          case 'completed':
+            changes = completed.run({
+              id: s.id,
+              lease_token: s.leaseToken,
+              result: s.result === undefined ? null : JSON.stringify(s.result),
+              now: at,
+            }).changes
+            break
+          case 'retry':
+          case 'snoozed':
+            assertInstant(s.runAt, `settlements[${i}].runAt`)
+            changes = retry.run({
+              id: s.id,
+              lease_token: s.leaseToken,
+              state: s.runAt <= at ? 'ready' : 'scheduled',
+              run_at: s.runAt,
+              last_error: s.kind === 'retry' ? JSON.stringify(s.error) : null,
+              attempts_back: s.kind === 'snoozed' ? 1 : 0,
+              now: at,
+            }).changes
+            rescheduled ||= changes > 0
+            break
+          case 'dead':
+            changes = dead.run({
+              id: s.id,
+              lease_token: s.leaseToken,
+              last_error: JSON.stringify(s.error),
+              now: at,
+            }).changes
+            break
+          default:
+            throw new ValidationError(
+              'invalid_option',
+              `settlements[${i}].kind`,
+              `unknown kind ${JSON.stringify((s as { kind: unknown }).kind)}`,
+            )
+        }
+        return changes === 1 ? 'ok' : 'lease_lost'
+      }),
+    )
+    if (rescheduled) this.wakeAfterReschedule()
+    return results
+  }
+
+  async renew({ leases, leaseMs, now }: RenewParams): Promise<SettleResult[]> {
+    this.assertOpen('renew')
+    assertPositiveInteger(leaseMs, 'leaseMs')
+    if (leases.length === 0) return []
+    const at = now ?? Date.now()
+    const renew = this.statement('renew')
+    return this.write(() =>
+      leases.map(({ id, leaseToken }): SettleResult => {
+        const { changes } = renew.run({
+          id,
+          lease_token: leaseToken,
+          lease_expires_at: at + leaseMs,
+          now: at,
+        })
+        return changes === 1 ? 'ok' : 'lease_lost'
+      }),
+    )
+  }
+
+  async waitForWork(params: WaitParams): Promise<WakeReason> {
+    this.assertOpen('waitForWork')
+    assertQueueList(params.queues)
+    const woken = this.hub.wait(params)
+    // Armed after the waiter is registered, so a job due right now wakes it at once.
+    this.hub.armDue(this.nextDueAt(), Date.now())
+    // The file watch is running now: re-check what may have been committed before it started.
+    this.fileWatch.check()
+    return woken
+  }
+
+  // ── maintenance ────────────────────────────────────────────────────────────────────────────
+
+  async recoverExpired({ now, limit = RECOVER_LIMIT_DEFAULT }: RecoverParams = {}): Promise<RecoverResult> {
+    this.assertOpen('recoverExpired')
+    assertPositiveInteger(limit, 'limit')
+    const at = now ?? Date.now()
+    const rows = this.write(
+      () => this.statement('recover-expired').all({ now: at, limit }) as { id: number; state: JobState }[],
+    )
+    const result: RecoverResult = { retried: [], dead: [] }
+    for (const row of rows.sort((a, b) => a.id - b.id)) {
+      ;(row.state === 'dead' ? result.dead : result.retried).push(String(row.id))
+    }
+    if (result.retried.length > 0) this.hub.broadcast('notified')
+    return result
+  }
+
+  // ── admin ──────────────────────────────────────────────────────────────────────────────────
+
+  async getJob(id: JobId): Promise<Job | null> {
+    this.assertOpen('getJob')
+    if (!isJobId(id)) return null
+    const row = this.read(() => this.statement('get-job').get({ id }) as JobRow | undefined)
+    return row === undefined ? null : toJob(row)
+  }
+
+  async listJobs({
+    state,
+    queue,
+    limit = LIST_LIMIT_DEFAULT,
+    cursor,
+  }: ListJobsParams = {}): Promise<JobPage> {
+    this.assertOpen('listJobs')
+    if (state !== undefined && !JOB_STATES.includes(state)) {
+      throw new ValidationError('invalid_option', 'state', `must be one of ${JOB_STATES.join(', ')}`)
+    }
+    if (queue !== undefined) assertName(queue, 'queue')
+    if (!Number.isInteger(limit) || limit < 1 || limit > LIST_LIMIT_MAX) {
+      throw new ValidationError('invalid_option', 'limit', `must be an integer from 1 to ${LIST_LIMIT_MAX}`)
+    }
+    if (cursor !== undefined && !isJobId(cursor)) {
+      throw new ValidationError('invalid_option', 'cursor', 'is not a cursor returned by listJobs')
+    }
+    const rows = this.read(
+      () =>
+        this.statement('list-jobs').all({
+          state: state ?? null,
+          queue: queue ?? null,
+          before_id: cursor ?? null,
+          limit: limit + 1,
+        }) as JobRow[],
+    )
+    const more = rows.length > limit
+    const page = more ? rows.slice(0, limit) : rows
+    return { jobs: page.map(toJob), nextCursor: more ? String(page[page.length - 1]!.id) : null }
+  }
+
+  async stats({ now }: StatsParams = {}): Promise<QueueStats[]> {
+    this.assertOpen('stats')
+    const rows = this.read(
+      () =>
+        this.statement('stats').all({ now: now ?? Date.now() }) as {
+          queue: string
+          state: JobState
+          count: number
+        }[],
+    )
+    const byQueue = new Map<string, QueueStats>()
+    for (const { queue, state, count } of rows) {
+      let stats = byQueue.get(queue)
+      if (stats === undefined) {
+        stats = { queue, ready: 0, scheduled: 0, active: 0, completed: 0, dead: 0 }
+        byQueue.set(queue, stats)
+      }
+      stats[state] += count
+    }
+    return [...byQueue.values()].sort((a, b) => (a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : 0))
+  }
+
+  async retry({ ids, allDead = false, queue, now }: RetryParams): Promise<number> {
+    this.assertOpen('retry')
+    if ((ids === undefined) === !allDead) {
+      throw new ValidationError('invalid_option', 'ids', 'give either ids or allDead: true')
+    }
+    if (queue !== undefined) assertName(queue, 'queue')
+    const at = now ?? Date.now()
+    const queues = this.write(() => {
+      if (allDead)
+        return this.statement('retry-all-dead')
+          .pluck()
+          .all({ queue: queue ?? null, now: at }) as string[]
+      const retry = this.statement('retry').pluck()
+      const moved: string[] = []
+      for (const id of ids ?? []) {
+        const jobQueue = isJobId(id) ? (retry.get({ id, now: at }) as string | undefined) : undefined
+        if (jobQueue !== undefined) moved.push(jobQueue)
+      }
+      return moved
+    })
+    this.hub.notify(queues)
+    return queues.length
+  }
+
+  async cancel({ ids, now }: CancelParams): Promise<number> {
+    this.assertOpen('cancel')
+    const at = now ?? Date.now()
+    const error: JobError = { kind: 'cancelled', message: 'cancelled by an operator' }
+    const lastError = JSON.stringify(error)
+    const cancel = this.statement('cancel')
+    return this.write(() => {
+      let count = 0
+      for (const id of ids)
+        if (isJobId(id)) count += cancel.run({ id, last_error: lastError, now: at }).changes
+      return count
+    })
+  }
+
+  async purge({ state, olderThanMs = 0, queue, now }: PurgeParams): Promise<number> {
+    this.assertOpen('purge')
+    if (state !== 'completed' && state !== 'dead') {
+      throw new ValidationError('invalid_option', 'state', "must be 'completed' or 'dead'")
+    }
+    if (typeof olderThanMs !== 'number' || !Number.isFinite(olderThanMs) || olderThanMs < 0) {
+      throw new ValidationError(
+        'invalid_option',
+        'olderThanMs',
+        'must be a non-negative number of milliseconds',
+      )
+    }
+    if (queue !== undefined) assertName(queue, 'queue')
+    const finishedBefore = (now ?? Date.now()) - olderThanMs
+    const purge = this.statement('purge')
+    let total = 0
+    // Chunked, one transaction each, so a large purge never holds the write lock for long.
+    for (;;) {
+      const { changes } = this.write(() =>
+        purge.run({ state, finished_before: finishedBefore, queue: queue ?? null, limit: PURGE_CHUNK }),
+      )
+      total += changes
+      if (changes < PURGE_CHUNK) return total
+    }
+  }
+
+  // ── internals ──────────────────────────────────────────────────────────────────────────────
+
+  private statement(name: SqlName): Statement {
+    let statement = this.statements.get(name)
+    if (statement === undefined) {
+      statement = this.db.prepare(sql[name])
+      this.statements.set(name, statement)
+    }
+    return statement
+  }
+
+  /** Runs fn in a BEGIN IMMEDIATE transaction; commits (and, with 'full', fsyncs) before returning. */
+  private write<T>(fn: () => T): T {
+    let result: T
+    try {
+      this.begin.run()
+    } catch (error) {
+      throw wrapDriverError(error, this.path)
+    }
+    try {
+      result = fn()
+      this.commit.run()
+    } catch (error) {
+      if (this.db.inTransaction) this.rollback.run()
+      throw wrapDriverError(error, this.path)
+    }
+    if (++this.writesSinceWalCheck >= WAL_CHECK_EVERY) {
+      this.writesSinceWalCheck = 0
+      this.limitWal()
+    }
+    return result
+  }
+
+  private read<T>(fn: () => T): T {
+    try {
+      return fn()
+    } catch (error) {
+      throw wrapDriverError(error, this.path)
+    }
+  }
+
+  /**
+   * SQLite checkpoints the WAL on its own, but a reader that is always active can stop it from
+   * ever restarting the WAL, which then grows without bound: past the limit, force it.
+   */
+  private limitWal(): void {
+    let size: number
+    try {
+      size = statSync(`${this.path}-wal`).size
+    } catch {
+      return
+    }
+    if (size > this.walLimitBytes) this.db.pragma('wal_checkpoint(TRUNCATE)')
+  }
+
+  private nextDueAt(): number | null {
+    return this.read(() => this.statement('wait-for-work-next-due').pluck().get() as number | null)
+  }
+
+  private wakeAfterReschedule(): void {
+    this.hub.armDue(this.nextDueAt(), Date.now())
+  }
+
+  private schemaVersion(): number {
+    const exists = this.db
+      .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ferry_migrations'")
+      .pluck()
+      .get()
+    if (exists === undefined) return 0
+    return (
+      (this.db.prepare('SELECT coalesce(max(version), 0) FROM ferry_migrations').pluck().get() as number) ?? 0
+    )
+  }
+
+  private assertSchemaCurrent(): void {
+    const version = this.read(() => this.schemaVersion())
+    if (version > LATEST_VERSION) {
+      throw new SchemaTooNewError(
+        `${this.path} has schema version ${version}, newer than this Ferry's ${LATEST_VERSION}`,
+      )
+    }
+    if (version < LATEST_VERSION) {
+      throw new MigrationRequiredError(
+        `${this.path} has schema version ${version}; this Ferry needs ${LATEST_VERSION}: run ferry migrate`,
+      )
+    }
+  }
+
+  private assertOpen(operation: string): void {
+    if (this.closed) throw new StoreClosedError(operation)
+  }
+}
+
+/** Parses `sqlite:./path.db`, `sqlite:///absolute/path.db`, with an optional `?durability=normal`. */
+export function parseSqliteUrl(url: string): SqliteStoreOptions {
+  const rest = url.replace(/^sqlite:/i, '')
+  const [location = '', query = ''] = rest.split('?', 2)
+  const path = location.startsWith('//') ? location.slice(2) : location
+  const options: SqliteStoreOptions = { path }
+  for (const [key, value] of new URLSearchParams(query)) {
+    if (key === 'durability') options.durability = value as SqliteDurability
+    else
+      throw new ValidationError(
+        'invalid_option',
+        `store.${key}`,
+        'unknown SQLite store option (known: durability)',
+      )
+  }
+  return options
+}
+
+function toJob(row: JobRow): Job {
+  return {
+    id: String(row.id),
+    queue: row.queue,
+    name: row.name,
+    payload: JSON.parse(row.payload) as unknown,
+    state: row.state,
+    priority: row.priority,
+    runAt: row.run_at,
+    attempts: row.attempts,
+    maxAttempts: row.max_attempts,
+    timeoutMs: row.timeout_ms,
+    uniqueKey: row.unique_key,
+    lastError: row.last_error === null ? null : (JSON.parse(row.last_error) as JobError),
+    result: row.result === null ? null : (JSON.parse(row.result) as unknown),
+    workerId: row.worker_id,
+    leaseExpiresAt: row.lease_expires_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    finishedAt: row.finished_at,
+  }
+}
+
+function claimOrder(a: JobRow, b: JobRow): number {
+  return b.priority - a.priority || a.run_at - b.run_at || a.id - b.id
+}
+
+function isJobId(id: unknown): id is string {
+  return typeof id === 'string' && ID_PATTERN.test(id)
+}
+
+function assertPositiveInteger(value: unknown, field: string): void {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw new ValidationError('invalid_option', field, `must be a positive integer (got ${String(value)})`)
+  }
+}
+
+function assertInstant(value: unknown, field: string): void {
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    throw new ValidationError('invalid_run_at', field, 'must be epoch milliseconds')
+  }
+}
+
+function wrapDriverError(error: unknown, path: string): unknown {
+  if (error instanceof FerryError) return error
+  if (error instanceof Database.SqliteError) {
+    return new StoreUnavailableError(`SQLite ${path}: ${error.code}: ${error.message}`, { cause: error })
+  }
+  return error
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}

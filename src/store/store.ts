@@ -1,0 +1,186 @@
+/**
+ * The Store contract: the only seam between Ferry and a backend. It is internal: the conformance
+ * suite in tests/conformance/store.case.ts is its real definition, and every backend passes it.
+ *
+ * Shape rules: a params object in, plain data out; batch first; every write about an active job
+ * is fenced by the lease token it was claimed with, and a lost lease is a per-item result, never
+ * an exception; `now` (epoch ms) is optional everywhere and defaults to the store's own clock.
+ */
+import type { ClaimedJob, Job, JobId, JobState, NewJob } from '../core/job.js'
+import type { Settlement } from '../core/outcome.js'
+
+export interface StoreCapabilities {
+  /** How a waiting worker learns of work enqueued by another process. */
+  crossProcessWake: 'file-watch' | 'listen-notify' | 'pubsub'
+  /** Whether enqueue can join a transaction of the caller's own. */
+  transactionalEnqueue: boolean
+}
+
+// ── lifecycle ────────────────────────────────────────────────────────────────────────────────
+
+export interface MigrateResult {
+  /** Schema version before and after. */
+  fromVersion: number
+  toVersion: number
+  applied: string[]
+}
+
+// ── producer ─────────────────────────────────────────────────────────────────────────────────
+
+export interface EnqueueParams {
+  jobs: readonly NewJob[]
+  now?: number
+}
+
+export interface EnqueueResult {
+  id: JobId
+  /** False when a job with the same uniqueKey already existed: its id is returned, nothing written. */
+  created: boolean
+}
+
+// ── worker hot path ──────────────────────────────────────────────────────────────────────────
+
+export interface ClaimParams {
+  /** Strict order: a job of an earlier queue is always taken before any job of a later one. */
+  queues: readonly string[]
+  /** Most jobs to take. */
+  limit: number
+  leaseMs: number
+  workerId: string
+  now?: number
+}
+
+export interface SettleParams {
+  settlements: readonly Settlement[]
+  now?: number
+}
+
+export type SettleResult = 'ok' | 'lease_lost'
+
+export interface RenewParams {
+  leases: readonly { id: JobId; leaseToken: string }[]
+  leaseMs: number
+  now?: number
+}
+
+export interface RecoverParams {
+  now?: number
+  /** Most jobs to recover in this call (the sweep repeats while it finds more). */
+  limit?: number
+}
+
+export interface RecoverResult {
+  /** Jobs put back to run again. */
+  retried: JobId[]
+  /** Jobs that had no attempts left. */
+  dead: JobId[]
+}
+
+export interface WaitParams {
+  queues: readonly string[]
+  signal?: AbortSignal
+  /** Give up after this long; default: wait until something happens. */
+  timeoutMs?: number
+}
+
+/**
+ * - `notified`: a job was enqueued (or made ready) that may be on one of the queues
+ * - `due`: a scheduled job of one of the queues reached its run time
+ * - `timeout`, `aborted`: as asked
+ */
+export type WakeReason = 'notified' | 'due' | 'timeout' | 'aborted'
+
+// ── admin ────────────────────────────────────────────────────────────────────────────────────
+
+export interface ListJobsParams {
+  state?: JobState
+  queue?: string
+  /** Default 50, at most 1000. */
+  limit?: number
+  /** From a previous page's nextCursor. */
+  cursor?: string
+}
+
+export interface JobPage {
+  /** Newest first. */
+  jobs: Job[]
+  /** Null on the last page. */
+  nextCursor: string | null
+}
+
+export interface StatsParams {
+  now?: number
+}
+
+export interface QueueStats {
+  queue: string
+  /** Ready now, including scheduled jobs whose time has come. */
+  ready: number
+  scheduled: number
+  active: number
+  completed: number
+  dead: number
+}
+
+export interface RetryParams {
+  /** Dead jobs to run again (other ids are ignored). */
+  ids?: readonly JobId[]
+  /** Instead of ids: every dead job, of `queue` if given. */
+  allDead?: boolean
+  queue?: string
+  now?: number
+}
+
+export interface CancelParams {
+  ids: readonly JobId[]
+  now?: number
+}
+
+export interface PurgeParams {
+  state: 'completed' | 'dead'
+  /** Only jobs that finished at least this long ago. */
+  olderThanMs?: number
+  queue?: string
+  now?: number
+}
+
+export interface Store {
+  readonly kind: string
+  readonly capabilities: StoreCapabilities
+
+  // lifecycle
+  /** Applies pending forward-only migrations; safe to call concurrently and repeatedly. */
+  migrate(): Promise<MigrateResult>
+  /** Releases connections and wakes every waitForWork with 'aborted'. Idempotent. */
+  close(): Promise<void>
+
+  // producer
+  /** Atomic for the batch; resolves only once the batch is durably committed. Results in input order. */
+  enqueue(params: EnqueueParams): Promise<EnqueueResult[]>
+
+  // worker hot path
+  /** One round trip; queue order, then priority (higher first), then runAt, then id. */
+  claim(params: ClaimParams): Promise<ClaimedJob[]>
+  /** Results in input order. */
+  settle(params: SettleParams): Promise<SettleResult[]>
+  /** Extends leases; results in input order. */
+  renew(params: RenewParams): Promise<SettleResult[]>
+  /** Resolves when work may be waiting; never a busy poll. */
+  waitForWork(params: WaitParams): Promise<WakeReason>
+
+  // maintenance: idempotent, safe to run on every worker
+  /** Active jobs whose lease ran out: back to ready with the attempt counted, or dead if none are left. */
+  recoverExpired(params?: RecoverParams): Promise<RecoverResult>
+
+  // admin
+  getJob(id: JobId): Promise<Job | null>
+  listJobs(params?: ListJobsParams): Promise<JobPage>
+  stats(params?: StatsParams): Promise<QueueStats[]>
+  /** Moves dead jobs back to ready with fresh attempts; returns how many moved. */
+  retry(params: RetryParams): Promise<number>
+  /** Ends scheduled, ready or active jobs as dead (cause 'cancelled'); returns how many. An active
+   * job's lease is revoked, so its worker's next renew or settle reports 'lease_lost'. */
+  cancel(params: CancelParams): Promise<number>
+  /** Deletes finished jobs; returns how many. */
+  purge(params: PurgeParams): Promise<number>
+}

@@ -1,0 +1,94 @@
+import type { WaitParams, WakeReason } from './store.js'
+
+interface Waiter {
+  queues: ReadonlySet<string>
+  finish: (reason: WakeReason) => void
+}
+
+/**
+ * The in-process side of waitForWork, shared by every store: it holds the waiting workers and
+ * wakes them on a notification for one of their queues, on a broadcast, at the next due time,
+ * on abort, on timeout, or on close. How notifications arrive from other processes (file events,
+ * LISTEN/NOTIFY, pub/sub) is the store's business; it calls notify/broadcast/armDue.
+ */
+export class WakeHub {
+  private readonly waiters = new Set<Waiter>()
+  private dueTimer: NodeJS.Timeout | null = null
+  private dueAt = Infinity
+
+  /** Called when the first waiter arrives and when the last one leaves. */
+  constructor(private readonly onWaitingChange: (waiting: boolean) => void = () => {}) {}
+
+  get waiting(): number {
+    return this.waiters.size
+  }
+
+  wait({ queues, signal, timeoutMs }: WaitParams): Promise<WakeReason> {
+    if (signal?.aborted) return Promise.resolve('aborted')
+    return new Promise<WakeReason>((resolve) => {
+      let timer: NodeJS.Timeout | undefined
+      const onAbort = (): void => waiter.finish('aborted')
+      const waiter: Waiter = {
+        queues: new Set(queues),
+        finish: (reason) => {
+          if (!this.waiters.delete(waiter)) return
+          if (timer !== undefined) clearTimeout(timer)
+          signal?.removeEventListener('abort', onAbort)
+          if (this.waiters.size === 0) {
+            this.clearDue()
+            this.onWaitingChange(false)
+          }
+          resolve(reason)
+        },
+      }
+      this.waiters.add(waiter)
+      if (this.waiters.size === 1) this.onWaitingChange(true)
+      signal?.addEventListener('abort', onAbort, { once: true })
+      if (timeoutMs !== undefined) timer = setTimeout(() => waiter.finish('timeout'), Math.max(0, timeoutMs))
+    })
+  }
+
+  /** Wakes the waiters watching any of these queues. */
+  notify(queues: Iterable<string>): void {
+    if (this.waiters.size === 0) return
+    const touched = new Set(queues)
+    for (const waiter of [...this.waiters]) {
+      for (const queue of touched) {
+        if (waiter.queues.has(queue)) {
+          waiter.finish('notified')
+          break
+        }
+      }
+    }
+  }
+
+  /** Wakes every waiter: something changed and we cannot tell which queues. */
+  broadcast(reason: WakeReason): void {
+    for (const waiter of [...this.waiters]) waiter.finish(reason)
+  }
+
+  /** Arms the due timer for the earliest scheduled job (epoch ms), keeping an earlier one. */
+  armDue(at: number | null, now: number): void {
+    if (at === null || this.waiters.size === 0) return
+    if (at <= now) {
+      this.broadcast('due')
+      return
+    }
+    if (at >= this.dueAt) return
+    this.clearDue()
+    this.dueAt = at
+    // Timers fire at most 2^31 - 1 ms ahead; a later job re-arms when this one fires.
+    const delay = Math.min(at - now, 2_147_483_647)
+    this.dueTimer = setTimeout(() => {
+      this.dueTimer = null
+      this.dueAt = Infinity
+      this.broadcast('due')
+    }, delay)
+  }
+
+  private clearDue(): void {
+    if (this.dueTimer !== null) clearTimeout(this.dueTimer)
+    this.dueTimer = null
+    this.dueAt = Infinity
+  }
+}
