@@ -1,11 +1,13 @@
 // @ts-check
 import js from '@eslint/js'
+import globals from 'globals'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', '.bench-tmp/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  { languageOptions: { globals: globals.node } },
   {
     files: ['**/*.ts'],
     rules: {

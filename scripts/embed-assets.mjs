@@ -14,9 +14,15 @@ for (const store of readdirSync(storesDir, { withFileTypes: true })) {
   const migrationsDir = join(dir, 'migrations')
   if (!existsSync(sqlDir) && !existsSync(migrationsDir)) continue
 
-  const sqlFiles = existsSync(sqlDir) ? readdirSync(sqlDir).filter((f) => f.endsWith('.sql')).sort() : []
+  const sqlFiles = existsSync(sqlDir)
+    ? readdirSync(sqlDir)
+        .filter((f) => f.endsWith('.sql'))
+        .sort()
+    : []
   const migrationFiles = existsSync(migrationsDir)
-    ? readdirSync(migrationsDir).filter((f) => f.endsWith('.sql')).sort()
+    ? readdirSync(migrationsDir)
+        .filter((f) => f.endsWith('.sql'))
+        .sort()
     : []
 
   const lines = [
@@ -29,12 +35,18 @@ for (const store of readdirSync(storesDir, { withFileTypes: true })) {
     const text = readFileSync(join(sqlDir, file), 'utf8')
     lines.push(`  ${JSON.stringify(basename(file, '.sql'))}: ${JSON.stringify(text)},`)
   }
-  lines.push('} as const', '', 'export const migrations: readonly { version: number; name: string; sql: string }[] = [')
+  lines.push(
+    '} as const',
+    '',
+    'export const migrations: readonly { version: number; name: string; sql: string }[] = [',
+  )
   for (const file of migrationFiles) {
     const match = /^(\d+)_[a-z0-9_-]+\.sql$/.exec(file)
     if (!match) throw new Error(`migration file name must be NNNN_name.sql: ${file}`)
     const text = readFileSync(join(migrationsDir, file), 'utf8')
-    lines.push(`  { version: ${Number(match[1])}, name: ${JSON.stringify(basename(file, '.sql'))}, sql: ${JSON.stringify(text)} },`)
+    lines.push(
+      `  { version: ${Number(match[1])}, name: ${JSON.stringify(basename(file, '.sql'))}, sql: ${JSON.stringify(text)} },`,
+    )
   }
   lines.push(']', '')
   const output = lines.join('\n')

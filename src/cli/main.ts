@@ -1,0 +1,31 @@
+#!/usr/bin/env node
+// The `ferry` command. One file per subcommand in ./commands; this file only wires them up.
+import { Command, CommanderError } from 'commander'
+import { FerryError } from '../core/errors.js'
+import { DEFAULT_STORE_URL } from '../store/open-store.js'
+import { registerEnqueue } from './commands/enqueue.js'
+import { registerMigrate } from './commands/migrate.js'
+
+const program = new Command('ferry')
+  .description('Ferry: a durable background-job queue')
+  .option(
+    '--store <url>',
+    'where jobs are kept (env FERRY_STORE)',
+    process.env.FERRY_STORE ?? DEFAULT_STORE_URL,
+  )
+  .showHelpAfterError()
+  .exitOverride()
+
+registerMigrate(program)
+registerEnqueue(program)
+
+try {
+  await program.parseAsync(process.argv)
+} catch (error) {
+  if (error instanceof CommanderError) process.exit(error.exitCode)
+  if (error instanceof FerryError) {
+    process.stderr.write(`ferry: ${error.message} [${error.code}]\n`)
+    process.exit(2)
+  }
+  throw error
+}
