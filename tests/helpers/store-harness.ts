@@ -1,0 +1,58 @@
+/**
+ * What the Store conformance suite needs from a backend's test file, plus the small helpers the suite
+ * uses. Nothing here knows which backend it runs against.
+ */
+import type { JobId, NewJob } from '../../src/core/job.js'
+import type { Store } from '../../src/store/store.js'
+
+/** One fresh, empty, migrated store per test, and the means to open it again as another process would. */
+export interface StoreHarness {
+  store: Store
+  /** A second independent store instance on the same data, as another process would open it; the harness closes it. */
+  openPeer(): Promise<Store>
+  /** Closes the store and every peer (closing one twice must be harmless), then removes the data. */
+  close(): Promise<void>
+}
+
+export type CreateHarness = () => Promise<StoreHarness>
+
+/** A valid NewJob: queue 'default', name 'test-job', payload {"n":1}, due now, 25 attempts. */
+export function newJob(overrides: Partial<NewJob> = {}): NewJob {
+  return {
+    queue: 'default',
+    name: 'test-job',
+    payload: '{"n":1}',
+    priority: 0,
+    runAt: null,
+    delayMs: 0,
+    maxAttempts: 25,
+    timeoutMs: null,
+    uniqueKey: null,
+    ...overrides,
+  }
+}
+
+/** Job ids are decimal digits that increase in enqueue order: compare them as integers, not text. */
+export function compareIds(a: JobId, b: JobId): number {
+  const x = BigInt(a)
+  const y = BigInt(b)
+  return x < y ? -1 : x > y ? 1 : 0
+}
+
+/** The ids sorted ascending, for comparing sets of ids whatever order a store returns them in. */
+export function sortIds(ids: readonly JobId[]): JobId[] {
+  return [...ids].sort(compareIds)
+}
+
+/** Resolves with the value, or rejects if it takes longer than `ms` (so a hung wait fails instead of hanging). */
+export async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms)
+  })
+  try {
+    return await Promise.race([promise, timeout])
+  } finally {
+    clearTimeout(timer)
+  }
+}
