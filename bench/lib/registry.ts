@@ -1,0 +1,17 @@
+import { claimLatencyScenario } from '../scenarios/claim-latency.js'
+import { enqueue1kScenario } from '../scenarios/enqueue-1k.js'
+import { enqueueBulkScenario } from '../scenarios/enqueue-bulk.js'
+import { enqueueConcurrentScenario } from '../scenarios/enqueue-concurrent.js'
+import { enqueueSerialScenario } from '../scenarios/enqueue-serial.js'
+import { fsyncRateScenario } from '../scenarios/fsync-rate.js'
+import type { ScenarioDef } from './types.js'
+
+/** Every scenario, in the order `npm run bench` runs them. */
+export const SCENARIOS: readonly ScenarioDef[] = [
+  fsyncRateScenario,
+  enqueueSerialScenario,
+  enqueueConcurrentScenario,
+  enqueue1kScenario,
+  enqueueBulkScenario,
+  claimLatencyScenario,
+]

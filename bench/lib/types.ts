@@ -1,0 +1,29 @@
+/** One number a scenario measured in one run. */
+export interface Figure {
+  /** Stable within a scenario: runs are matched on it to take the median. */
+  key: string
+  label: string
+  value: number
+  unit: Unit
+}
+
+export type Unit = 's' | 'ms' | '/s' | 'B/job' | '×'
+
+/** A design target for a figure at the scenario's full size (quick sizes are not judged). */
+export interface Target {
+  op: '<' | '<=' | '>='
+  value: number
+}
+
+/** What a scenario module hands the runner. */
+export interface ScenarioDef {
+  name: string
+  /** One line for the table's notes and --help. */
+  summary: string
+  /** The size DESIGN.md's target is stated for, and the size `--quick` uses. */
+  fullSize: number
+  quickSize: number
+  run: (size: number) => Promise<Figure[]>
+  /** Targets by figure key. */
+  targets: Readonly<Record<string, Target>>
+}

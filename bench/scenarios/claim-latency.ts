@@ -1,0 +1,205 @@
+import type { SqliteDurability } from '../../src/sqlite.js'
+import type { JobSpec } from '../../src/client/client.js'
+import { payloadOfBytes } from '../lib/payload.js'
+import { percentile, secondsSince } from '../lib/stats.js'
+import { openBenchStore, type BenchStore } from '../lib/store.js'
+import { withTempDir } from '../lib/temp.js'
+import type { Figure, ScenarioDef } from '../lib/types.js'
+
+const PAYLOAD_BYTES = 100
+const SETUP_CHUNK = 10_000
+const LEASE_MS = 10 * 60_000
+/** Claims before the timed ones, not counted: statement preparation and a cold page cache. */
+const WARMUP_CLAIMS = 20
+/** Scheduled jobs run this far in the future: never due during the benchmark. */
+const SCHEDULED_DELAY_MS = 30 * 24 * 3600_000
+const QUEUE = 'default'
+/** Only the last of these has jobs: a multi-queue claim must look past the first two. */
+const THREE_QUEUES = ['bench-empty-1', 'bench-empty-2', QUEUE]
+
+const fmt = (n: number): string => n.toLocaleString('en-US')
+
+interface Shape {
+  tag: string
+  text: string
+  queues: readonly string[]
+  limit: number
+}
+
+const ONE: Shape = { tag: 'limit1', text: 'claim limit 1', queues: [QUEUE], limit: 1 }
+const TEN: Shape = { tag: 'limit10', text: 'claim limit 10', queues: [QUEUE], limit: 10 }
+const MULTI: Shape = {
+  tag: '3queues',
+  text: 'claim limit 1 over 3 queues (only the last has jobs)',
+  queues: THREE_QUEUES,
+  limit: 1,
+}
+
+/**
+ * Claim latency against a big backlog — `size` ready and size/10 scheduled (future) jobs — and a
+ * small one (1,000 ready, 100 scheduled at full size): the claim is index-driven, so its cost
+ * should not grow with the backlog. The backlogs are built with enqueueMany in chunks of 10,000
+ * under durability 'normal' (setup only); each shape is then timed over `claims` claims (after 20
+ * untimed warm-up claims) under 'full' — the figure a worker sees, one sync per claim — and
+ * again under 'normal', where the sync is gone and what is left is the query itself: the
+ * backlog-independence ratios are taken there. Claimed jobs stay active; the small backlog is
+ * topped up (untimed) whenever a tenth of it has been claimed, so it stays between 90 and 100%.
+ */
+export async function claimLatency(size: number): Promise<Figure[]> {
+  const bigReady = size
+  const smallReady = Math.min(1_000, Math.max(10, Math.round(size / 20)))
+  const claims = Math.min(2_000, Math.max(10, Math.round(size / 500)))
+  return withTempDir('claim-latency', async (dir) => {
+    const figures: Figure[] = []
+    const big = `${fmt(bigReady)} ready`
+    const small = `${fmt(smallReady)} ready`
+
+    const setupSeconds = await fill(dir, 'big.db', bigReady, Math.round(bigReady / 10))
+    figures.push({
+      key: 'setup_jobs_per_s',
+      label: `setup: ${fmt(bigReady + Math.round(bigReady / 10))} jobs, enqueueMany × 10,000 [normal]`,
+      value: (bigReady + Math.round(bigReady / 10)) / setupSeconds,
+      unit: '/s',
+    })
+    const bigFull = await measure(dir, 'big.db', 'full', bigReady, claims, [ONE, TEN, MULTI])
+    const bigNormal = await measure(dir, 'big.db', 'normal', bigReady, claims, [ONE, MULTI])
+    await fill(dir, 'small.db', smallReady, Math.round(smallReady / 10))
+    const smallFull = await measure(dir, 'small.db', 'full', smallReady, claims, [ONE, TEN])
+    const smallNormal = await measure(dir, 'small.db', 'normal', smallReady, claims, [ONE])
+
+    const rows: [string, string, SqliteDurability, Map<Shape, number[]>, Shape][] = [
+      ['big', big, 'full', bigFull, ONE],
+      ['small', small, 'full', smallFull, ONE],
+      ['big', big, 'full', bigFull, TEN],
+      ['small', small, 'full', smallFull, TEN],
+      ['big', big, 'full', bigFull, MULTI],
+      ['big', big, 'normal', bigNormal, ONE],
+      ['small', small, 'normal', smallNormal, ONE],
+      ['big', big, 'normal', bigNormal, MULTI],
+    ]
+    for (const [backlogTag, backlogText, durability, results, shape] of rows) {
+      const latencies = results.get(shape)!
+      for (const p of [50, 99]) {
+        figures.push({
+          key: `${durability}.${backlogTag}.${shape.tag}.p${p}`,
+          label: `${shape.text}, ${backlogText} [${durability}] p${p}`,
+          value: percentile(latencies, p),
+          unit: 'ms',
+        })
+      }
+    }
+    const p50 = (results: Map<Shape, number[]>, shape: Shape): number => percentile(results.get(shape)!, 50)
+    figures.push(
+      {
+        key: 'normal.big_over_small.p50',
+        label: `p50 ${big} ÷ p50 ${small}, limit 1 [normal]`,
+        value: p50(bigNormal, ONE) / p50(smallNormal, ONE),
+        unit: '×',
+      },
+      {
+        key: 'normal.3queues_over_1.p50',
+        label: `p50 3 queues ÷ p50 1 queue, ${big} [normal]`,
+        value: p50(bigNormal, MULTI) / p50(bigNormal, ONE),
+        unit: '×',
+      },
+    )
+    return figures
+  })
+}
+
+/** Builds a backlog under durability 'normal'; returns the seconds spent in enqueueMany. */
+async function fill(dir: string, file: string, ready: number, scheduled: number): Promise<number> {
+  const bench = await openBenchStore(dir, 'normal', file)
+  let seconds = 0
+  try {
+    const runAt = Date.now() + SCHEDULED_DELAY_MS
+    for (let first = 0; first < ready + scheduled; first += SETUP_CHUNK) {
+      const count = Math.min(SETUP_CHUNK, ready + scheduled - first)
+      const specs: JobSpec[] = new Array(count)
+      for (let i = 0; i < count; i++) {
+        const seq = first + i
+        specs[i] = {
+          name: 'bench.claim',
+          payload: payloadOfBytes(PAYLOAD_BYTES, seq),
+          options: seq < ready ? { queue: QUEUE } : { queue: QUEUE, runAt },
+        }
+      }
+      const start = process.hrtime.bigint()
+      await bench.client.enqueueMany(specs)
+      seconds += secondsSince(start)
+    }
+  } finally {
+    await bench.close()
+  }
+  return seconds
+}
+
+/** Opens the database with `durability` and times `claims` claims of each shape, in order. */
+async function measure(
+  dir: string,
+  file: string,
+  durability: SqliteDurability,
+  backlog: number,
+  claims: number,
+  shapes: readonly Shape[],
+): Promise<Map<Shape, number[]>> {
+  const bench = await openBenchStore(dir, durability, file)
+  const results = new Map<Shape, number[]>()
+  try {
+    for (const shape of shapes) results.set(shape, await timeClaims(bench, shape, backlog, claims))
+  } finally {
+    await bench.close()
+  }
+  return results
+}
+
+async function timeClaims(
+  bench: BenchStore,
+  shape: Shape,
+  backlog: number,
+  claims: number,
+): Promise<number[]> {
+  const latencies: number[] = []
+  const topUpAt = Math.max(shape.limit, Math.floor(backlog / 10))
+  let claimed = 0
+  for (let i = 0; i < WARMUP_CLAIMS + claims; i++) {
+    const start = performance.now()
+    const jobs = await bench.store.claim({
+      queues: shape.queues,
+      limit: shape.limit,
+      leaseMs: LEASE_MS,
+      workerId: 'bench',
+    })
+    const ms = performance.now() - start
+    if (jobs.length !== shape.limit || jobs.some((job) => job.queue !== QUEUE)) {
+      throw new Error(`${shape.text}: expected ${shape.limit} job(s) from "${QUEUE}", got ${jobs.length}`)
+    }
+    if (i >= WARMUP_CLAIMS) latencies.push(ms)
+    claimed += jobs.length
+    if (claimed >= topUpAt) {
+      // keep the backlog near its size: put back as many ready jobs as were claimed (untimed)
+      await bench.client.enqueueMany(
+        Array.from({ length: claimed }, (_, k) => ({
+          name: 'bench.claim',
+          payload: payloadOfBytes(PAYLOAD_BYTES, k),
+          options: { queue: QUEUE },
+        })),
+      )
+      claimed = 0
+    }
+  }
+  return latencies
+}
+
+export const claimLatencyScenario: ScenarioDef = {
+  name: 'claim-latency',
+  summary:
+    'claim latency p50/p99 with 1,000,000 ready + 100,000 scheduled jobs vs 1,000 ready; limit 1, limit 10, 3 queues',
+  fullSize: 1_000_000,
+  quickSize: 2_000,
+  run: claimLatency,
+  targets: {
+    'normal.big_over_small.p50': { op: '<=', value: 2 },
+    'normal.3queues_over_1.p50': { op: '<=', value: 2 },
+  },
+}

@@ -1,0 +1,47 @@
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { SCENARIOS } from '../bench/lib/registry.js'
+
+// Benchmarks report numbers; this only checks that every scenario still runs and measures
+// something, so they never rot. No timing is asserted.
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+const RESULTS = new URL('../bench/RESULTS.md', import.meta.url)
+
+test('every benchmark scenario runs at a tiny size', async (t) => {
+  for (const scenario of SCENARIOS) {
+    await t.test(scenario.name, async () => {
+      const figures = await scenario.run(scenario.quickSize)
+      assert.ok(figures.length > 0, 'measured nothing')
+      const keys = figures.map((figure) => figure.key)
+      assert.equal(new Set(keys).size, keys.length, `duplicate figure keys: ${keys.join(', ')}`)
+      for (const figure of figures) {
+        assert.ok(
+          Number.isFinite(figure.value) && figure.value > 0,
+          `${figure.label}: ${figure.value} is not a finite positive number`,
+        )
+      }
+      for (const key of Object.keys(scenario.targets)) {
+        assert.ok(keys.includes(key), `target for ${key}, which the scenario does not measure`)
+      }
+    })
+  }
+})
+
+test('a quick run prints the table and leaves RESULTS.md alone', async () => {
+  const before = readFileSync(RESULTS, 'utf8')
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['--import', 'tsx', 'bench/run.ts', '--quick', '--runs', '1', '--scenario', 'enqueue-1k,fsync-rate'],
+    { cwd: ROOT },
+  )
+  assert.match(stdout, /^\| scenario \| figure \| median \|/m)
+  assert.match(stdout, /^\| enqueue-1k \| 100 concurrent enqueues \|/m)
+  assert.match(stdout, /^\| fsync-rate \|/m)
+  assert.doesNotMatch(stdout, /^\| enqueue-bulk \|/m)
+  assert.equal(readFileSync(RESULTS, 'utf8'), before)
+})
