@@ -24,7 +24,10 @@ export const MAX_TIMEOUT_MS = 2_147_483_647
 export const UNIQUE_KEY_MAX_LENGTH = 255
 const MAX_TIMESTAMP = 8.64e15
 
-/** What a producer may say about one job. Unknown keys are rejected: a typo must not be dropped. */
+/**
+ * What a producer may say about one job. Unknown keys are rejected: a typo must not be dropped.
+ * An option given as null or undefined takes its default.
+ */
 export interface EnqueueOptions {
   queue?: string
   /** Integer; higher runs first. Default 0. */
@@ -94,10 +97,11 @@ export function normalizeJob(
 
   let runAt: number | null = null
   let delayMs = 0
-  if (opts.delayMs !== undefined && opts.runAt !== undefined) {
+  // As for every option, null means "not given".
+  if (opts.delayMs != null && opts.runAt != null) {
     throw new ValidationError('invalid_option', at('runAt'), 'give delayMs or runAt, not both')
   }
-  if (opts.delayMs !== undefined) {
+  if (opts.delayMs != null) {
     delayMs = opts.delayMs
     if (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0 || delayMs > MAX_DELAY_MS) {
       throw new ValidationError(
@@ -108,7 +112,7 @@ export function normalizeJob(
     }
     delayMs = Math.ceil(delayMs)
   }
-  if (opts.runAt !== undefined) runAt = toInstant(opts.runAt, at('runAt'))
+  if (opts.runAt != null) runAt = toInstant(opts.runAt, at('runAt'))
 
   return {
     queue: queue as string,

@@ -210,7 +210,7 @@ export class SqliteStore implements Store {
     this.assertOpen('enqueue')
     if (jobs.length === 0) return []
     const at = now ?? Date.now()
-    const insert = this.statement('enqueue').pluck()
+    const insert = this.statement('enqueue')
     const findUnique = this.statement('enqueue-find-unique').pluck()
     const readyQueues = new Set<string>()
     let earliestScheduled: number | null = null
@@ -218,24 +218,25 @@ export class SqliteStore implements Store {
       jobs.map((job): EnqueueResult => {
         const runAt = job.runAt ?? at + job.delayMs
         const ready = runAt <= at
-        const id = insert.get({
-          queue: job.queue,
-          name: job.name,
-          payload: job.payload,
-          state: ready ? 'ready' : 'scheduled',
-          priority: job.priority,
-          run_at: runAt,
-          max_attempts: job.maxAttempts,
-          timeout_ms: job.timeoutMs,
-          unique_key: job.uniqueKey,
-          now: at,
-        }) as number | undefined
-        if (id === undefined) {
+        const { changes, lastInsertRowid } = insert.run(
+          job.queue,
+          job.name,
+          job.payload,
+          ready ? 'ready' : 'scheduled',
+          job.priority,
+          runAt,
+          job.maxAttempts,
+          job.timeoutMs,
+          job.uniqueKey,
+          at,
+          at,
+        )
+        if (changes === 0) {
           return { id: String(findUnique.get({ unique_key: job.uniqueKey }) as number), created: false }
         }
         if (ready) readyQueues.add(job.queue)
         else if (earliestScheduled === null || runAt < earliestScheduled) earliestScheduled = runAt
-        return { id: String(id), created: true }
+        return { id: String(lastInsertRowid), created: true }
       }),
     )
     this.hub.notify(readyQueues)

@@ -1,0 +1,158 @@
+/**
+ * DESIGN.md's first reliability invariant: every enqueue that resolved is in the store after the
+ * producer is SIGKILLed at any moment. A real producer process (tests/fixtures/producer.ts)
+ * enqueues as fast as it can and prints each id the moment its enqueue resolved; we kill it at a
+ * random moment, many times over on the same database file, then check every printed job.
+ */
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { test } from 'node:test'
+
+import type { Job } from '../../src/index.js'
+import { SqliteStore } from '../../src/sqlite.js'
+import { jobFor } from '../fixtures/producer.js'
+
+const FIXTURE = fileURLToPath(new URL('../fixtures/producer.ts', import.meta.url))
+const ROUNDS = 24
+const MAX_KILL_DELAY_MS = 300
+/** Each round numbers its jobs from round × SEQ_STRIDE, so payloads stay distinct across rounds. */
+const SEQ_STRIDE = 10_000_000
+
+interface Printed {
+  id: string
+  seq: number
+  priority: number
+}
+
+interface Round {
+  printed: Printed[]
+  killDelayMs: number
+}
+
+/** Starts the producer, SIGKILLs it `killDelayMs` after its first line, and returns every complete line it printed. */
+function runAndKill(dbPath: string, firstSeq: number, killDelayMs: number): Promise<Round> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, dbPath, String(firstSeq)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stdout = ''
+    let stderr = ''
+    let killTimer: NodeJS.Timeout | undefined
+    const startTimer = setTimeout(() => child.kill('SIGKILL'), 30_000)
+    child.stdout.setEncoding('utf8')
+    child.stderr.setEncoding('utf8')
+    child.stdout.on('data', (chunk: string) => {
+      stdout += chunk
+      if (killTimer === undefined && stdout.includes('\n')) {
+        clearTimeout(startTimer)
+        killTimer = setTimeout(() => child.kill('SIGKILL'), killDelayMs)
+      }
+    })
+    child.stderr.on('data', (chunk: string) => {
+      stderr += chunk
+    })
+    child.on('error', reject)
+    // 'close' comes after the process exited and its pipes are drained: no printed line is missed.
+    child.on('close', (code, signal) => {
+      clearTimeout(startTimer)
+      clearTimeout(killTimer)
+      if (killTimer === undefined) {
+        reject(
+          new Error(`the producer printed nothing in 30 s (exit ${code}, ${signal}); stderr:\n${stderr}`),
+        )
+        return
+      }
+      if (signal !== 'SIGKILL') {
+        reject(new Error(`the producer ended by itself (exit ${code}, signal ${signal}); stderr:\n${stderr}`))
+        return
+      }
+      // The last line may be cut short by the kill: only complete lines count.
+      const lines = stdout.split('\n').slice(0, -1)
+      const printed = lines.map((line): Printed => {
+        const match = /^(\d+) (\d+) (-?\d+)$/.exec(line)
+        assert.ok(match !== null, `unexpected producer output: ${JSON.stringify(line)}`)
+        return { id: match[1]!, seq: Number(match[2]), priority: Number(match[3]) }
+      })
+      resolve({ printed, killDelayMs })
+    })
+  })
+}
+
+/** Every job in the store. */
+async function allJobs(store: SqliteStore): Promise<Job[]> {
+  const jobs: Job[] = []
+  let cursor: string | null = null
+  do {
+    const page = await store.listJobs({ limit: 1000, ...(cursor === null ? {} : { cursor }) })
+    jobs.push(...page.jobs)
+    cursor = page.nextCursor
+  } while (cursor !== null)
+  return jobs
+}
+
+function assertIntact(job: Job | null, seq: number, label: string): void {
+  assert.ok(job !== null, `${label}: job is missing`)
+  const expected = jobFor(seq)
+  const delayMs = expected.options.delayMs ?? 0
+  assert.equal(job.name, expected.name, label)
+  assert.equal(job.queue, expected.options.queue, label)
+  assert.deepEqual(job.payload, expected.payload, label)
+  assert.equal(job.priority, expected.options.priority, label)
+  assert.equal(job.uniqueKey, expected.options.uniqueKey ?? null, label)
+  assert.equal(job.state, delayMs > 0 ? 'scheduled' : 'ready', label)
+  assert.equal(job.runAt, job.createdAt + delayMs, label)
+  assert.equal(job.attempts, 0, label)
+  assert.equal(job.maxAttempts, 25, label)
+}
+
+test('every enqueue that resolved is in the store after the producer is SIGKILLed at random moments', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'ferry-producer-kill-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const dbPath = join(dir, 'ferry.db')
+
+  const printed = new Map<string, Printed>()
+  for (let round = 0; round < ROUNDS; round++) {
+    const killDelayMs = Math.floor(Math.random() * (MAX_KILL_DELAY_MS + 1))
+    const result = await runAndKill(dbPath, round * SEQ_STRIDE, killDelayMs)
+    assert.ok(result.printed.length > 0)
+    for (const line of result.printed) {
+      assert.ok(!printed.has(line.id), `id ${line.id} was handed out twice`)
+      printed.set(line.id, line)
+    }
+    t.diagnostic(
+      `round ${round}: killed ${killDelayMs} ms after the first line; ${result.printed.length} ids printed`,
+    )
+  }
+
+  const store = await SqliteStore.open({ path: dbPath })
+  try {
+    // Every printed id is there, exactly as enqueued.
+    for (const { id, seq, priority } of printed.values()) {
+      assert.equal(
+        priority,
+        jobFor(seq).options.priority,
+        `the producer printed a wrong priority for seq ${seq}`,
+      )
+      assertIntact(await store.getJob(id), seq, `job ${id} (seq ${seq})`)
+    }
+    // Jobs committed but not yet printed when the kill came may be there too: each whole, none twice.
+    const jobs = await allJobs(store)
+    const seen = new Set<number>()
+    for (const job of jobs) {
+      const seq = (job.payload as { seq: number }).seq
+      assert.ok(!seen.has(seq), `seq ${seq} is stored twice`)
+      seen.add(seq)
+      assertIntact(job, seq, `stored job ${job.id}`)
+    }
+    assert.ok(jobs.length >= printed.size)
+    t.diagnostic(
+      `${printed.size} printed ids checked; ${jobs.length - printed.size} more jobs committed unprinted`,
+    )
+  } finally {
+    await store.close()
+  }
+})
