@@ -42,14 +42,18 @@ export class Client<Jobs extends JobHandlers = JobHandlers> {
     this.committer = new GroupCommitter(store)
   }
 
-  async enqueue<N extends keyof Jobs & string>(
+  enqueue<N extends keyof Jobs & string>(
     name: N,
     payload: PayloadOf<Jobs[N]>,
     options?: EnqueueOptions,
   ): Promise<EnqueueResult> {
-    const job = normalizeJob(name, payload, options, { maxPayloadBytes: this.maxPayloadBytes })
-    const [result] = await this.committer.submit([job])
-    return result!
+    let job: NewJob
+    try {
+      job = normalizeJob(name, payload, options, { maxPayloadBytes: this.maxPayloadBytes })
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    return this.committer.submitOne(job)
   }
 
   /** Enqueues every job or none (atomic); results are in input order. */

@@ -1,11 +1,15 @@
 import type { NewJob } from '../core/job.js'
 import type { EnqueueResult, Store } from '../store/store.js'
 
-interface PendingBatch {
-  jobs: readonly NewJob[]
-  resolve: (results: EnqueueResult[]) => void
-  reject: (error: unknown) => void
-}
+/** One caller's jobs: a single job (the common case, kept free of per-call arrays) or a batch. */
+type Pending =
+  | {
+      job: NewJob
+      jobs?: undefined
+      resolve: (result: EnqueueResult) => void
+      reject: (error: unknown) => void
+    }
+  | { jobs: readonly NewJob[]; resolve: (results: EnqueueResult[]) => void; reject: (error: unknown) => void }
 
 /**
  * Group commit: every enqueue issued before the event loop turns joins one `Store.enqueue` call,
@@ -15,20 +19,19 @@ interface PendingBatch {
  * caller in it: none of them was written.
  */
 export class GroupCommitter {
-  private pending: PendingBatch[] = []
+  private pending: Pending[] = []
+  private pendingJobCount = 0
   private scheduled = false
   private inFlight: Promise<void> | null = null
 
   constructor(private readonly store: Store) {}
 
+  submitOne(job: NewJob): Promise<EnqueueResult> {
+    return new Promise((resolve, reject) => this.add({ job, resolve, reject }, 1))
+  }
+
   submit(jobs: readonly NewJob[]): Promise<EnqueueResult[]> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ jobs, resolve, reject })
-      if (!this.scheduled) {
-        this.scheduled = true
-        setImmediate(() => void this.flush())
-      }
-    })
+    return new Promise((resolve, reject) => this.add({ jobs, resolve, reject }, jobs.length))
   }
 
   /** Resolves once everything submitted so far is committed or failed. */
@@ -39,14 +42,25 @@ export class GroupCommitter {
     }
   }
 
+  private add(entry: Pending, jobCount: number): void {
+    this.pending.push(entry)
+    this.pendingJobCount += jobCount
+    if (!this.scheduled) {
+      this.scheduled = true
+      setImmediate(() => void this.flush())
+    }
+  }
+
   private async flush(): Promise<void> {
     // A commit is running: this batch goes as soon as it ends.
     while (this.inFlight !== null) await this.inFlight
     this.scheduled = false
-    const batches = this.pending
+    const entries = this.pending
+    const jobCount = this.pendingJobCount
     this.pending = []
-    if (batches.length === 0) return
-    const run = this.commit(batches)
+    this.pendingJobCount = 0
+    if (entries.length === 0) return
+    const run = this.commit(entries, jobCount)
     this.inFlight = run
     try {
       await run
@@ -55,19 +69,35 @@ export class GroupCommitter {
     }
   }
 
-  private async commit(batches: PendingBatch[]): Promise<void> {
-    const jobs = batches.length === 1 ? batches[0]!.jobs : batches.flatMap((batch) => batch.jobs)
+  private async commit(entries: Pending[], jobCount: number): Promise<void> {
+    let jobs: readonly NewJob[]
+    if (entries.length === 1) {
+      const only = entries[0]!
+      jobs = only.jobs ?? [only.job]
+    } else {
+      const all: NewJob[] = new Array(jobCount)
+      let i = 0
+      for (const entry of entries) {
+        if (entry.jobs === undefined) all[i++] = entry.job
+        else for (const job of entry.jobs) all[i++] = job
+      }
+      jobs = all
+    }
     let results: EnqueueResult[]
     try {
       results = await this.store.enqueue({ jobs })
     } catch (error) {
-      for (const batch of batches) batch.reject(error)
+      for (const entry of entries) entry.reject(error)
       return
     }
     let offset = 0
-    for (const batch of batches) {
-      batch.resolve(results.slice(offset, offset + batch.jobs.length))
-      offset += batch.jobs.length
+    for (const entry of entries) {
+      if (entry.jobs === undefined) {
+        entry.resolve(results[offset++]!)
+      } else {
+        entry.resolve(results.slice(offset, offset + entry.jobs.length))
+        offset += entry.jobs.length
+      }
     }
   }
 }

@@ -152,6 +152,11 @@ export class SqliteStore implements Store {
     this.walLimitBytes = walLimitBytes
     try {
       this.db = new Database(path, { timeout: busyTimeoutMs })
+      // Takes effect only when the file is new. 10,000 enqueues of 520 bytes in one transaction
+      // (bench/RESULTS.md): the commit took 47-63 ms with 4 KiB pages, 21-24 ms with 8 KiB and
+      // 14-18 ms with 16 KiB (fewer WAL frames to write), while single-row commits were 2% slower
+      // with 8 KiB and 12% slower with 16 KiB. 8 KiB keeps nearly all of both.
+      this.db.pragma('page_size = 8192')
       this.db.pragma('journal_mode = WAL')
       // better-sqlite3 builds SQLite with WAL defaulting to NORMAL: FULL must be asked for.
       this.db.pragma(`synchronous = ${durability === 'full' ? 'FULL' : 'NORMAL'}`)
