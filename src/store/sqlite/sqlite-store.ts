@@ -261,25 +261,26 @@ export class SqliteStore implements Store {
     }
     const at = now ?? Date.now()
     const promoteDue = this.statement('claim-promote-due')
-    const claimQueue = this.statement('claim')
+    const nextIds = this.statement('claim-next').pluck()
+    const lease = this.statement('claim')
     const rows = this.write(() => {
       promoteDue.run({ now: at })
-      const claimed: JobRow[] = []
+      const ids: number[] = []
       for (const queue of queues) {
-        const remaining = limit - claimed.length
+        const remaining = limit - ids.length
         if (remaining <= 0) break
-        const taken = claimQueue.all({
-          queue,
-          limit: remaining,
-          lease_expires_at: at + leaseMs,
-          worker_id: workerId,
-          now: at,
-        }) as JobRow[]
-        // RETURNING gives no order: restore the claim order within the queue.
-        if (taken.length > 1) taken.sort(claimOrder)
-        for (const row of taken) claimed.push(row)
+        for (const id of nextIds.all({ queue, limit: remaining }) as number[]) ids.push(id)
       }
-      return claimed
+      if (ids.length === 0) return []
+      const leased = lease.all({
+        ids: JSON.stringify(ids),
+        lease_expires_at: at + leaseMs,
+        worker_id: workerId,
+        now: at,
+      }) as JobRow[]
+      // RETURNING gives no order: restore the claim order.
+      const position = new Map(ids.map((id, i) => [id, i]))
+      return leased.sort((a, b) => position.get(a.id)! - position.get(b.id)!)
     })
     return rows.map((row) => ({ ...toJob(row), leaseToken: row.lease_token! }) as ClaimedJob)
   }
@@ -645,10 +646,6 @@ function toJob(row: JobRow): Job {
     updatedAt: row.updated_at,
     finishedAt: row.finished_at,
   }
-}
-
-function claimOrder(a: JobRow, b: JobRow): number {
-  return b.priority - a.priority || a.run_at - b.run_at || a.id - b.id
 }
 
 function isJobId(id: unknown): id is string {
