@@ -110,6 +110,8 @@ export interface JobPage {
 
 export interface StatsParams {
   now?: number
+  /** The window for the recent counts. Default 60,000 ms. */
+  recentWindowMs?: number
 }
 
 export interface QueueStats {
@@ -120,6 +122,10 @@ export interface QueueStats {
   active: number
   completed: number
   dead: number
+  /** Jobs that completed, and that went dead, within the last recentWindowMs: throughput. */
+  recentCompletedCount: number
+  recentDeadCount: number
+  recentWindowMs: number
 }
 
 export interface RetryParams {
@@ -141,6 +147,10 @@ export interface PurgeParams {
   /** Only jobs that finished at least this long ago. */
   olderThanMs?: number
   queue?: string
+  now?: number
+}
+
+export interface RequestStopParams {
   now?: number
 }
 
@@ -183,4 +193,11 @@ export interface Store {
   cancel(params: CancelParams): Promise<number>
   /** Deletes finished jobs; returns how many. */
   purge(params: PurgeParams): Promise<number>
+
+  // worker control
+  /** Asks every worker started before now, in any process, to stop gracefully. Waiting workers
+   * are woken by it. */
+  requestStop(params?: RequestStopParams): Promise<void>
+  /** When workers were last asked to stop, or null. */
+  stopRequestedAt(): Promise<number | null>
 }

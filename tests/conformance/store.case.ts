@@ -1077,13 +1077,45 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
           { queue: 'b', runAt: t + SECOND },
           { queue: 'a' },
         ])
+        const finished = { completed: 1, dead: 1, recentCompletedCount: 1, recentDeadCount: 1 }
         assert.deepEqual(await store.stats({ now: t + 2 * SECOND }), [
           stat('a', { ready: 1 }),
-          stat('b', { ready: 2, scheduled: 1, active: 1, completed: 1, dead: 1 }),
+          stat('b', { ready: 2, scheduled: 1, active: 1, ...finished }),
         ])
         assert.deepEqual(await store.stats({ now: t }), [
           stat('a', { ready: 1 }),
-          stat('b', { ready: 1, scheduled: 2, active: 1, completed: 1, dead: 1 }),
+          stat('b', { ready: 1, scheduled: 2, active: 1, ...finished }),
+        ])
+      })
+
+      test('counts jobs that finished within the recent window as throughput', async ({ store }) => {
+        const t = Date.now()
+        await enqueueJobs(store, t, [{ queue: 'q' }, { queue: 'q' }, { queue: 'q' }])
+        const [early, late, failed] = await claimAt(store, t, { queues: ['q'], limit: 3, leaseMs: HOUR })
+        await store.settle({ settlements: [completed(early)], now: t })
+        await store.settle({ settlements: [completed(late)], now: t + 50 * SECOND })
+        await store.settle({
+          settlements: [
+            {
+              kind: 'dead',
+              id: failed!.id,
+              leaseToken: failed!.leaseToken,
+              error: { kind: 'error', message: 'x' },
+            },
+          ],
+          now: t + 50 * SECOND,
+        })
+        assert.deepEqual(await store.stats({ now: t + 70 * SECOND }), [
+          stat('q', { completed: 2, dead: 1, recentCompletedCount: 1, recentDeadCount: 1 }),
+        ])
+        assert.deepEqual(await store.stats({ now: t + 70 * SECOND, recentWindowMs: 80 * SECOND }), [
+          stat('q', {
+            completed: 2,
+            dead: 1,
+            recentCompletedCount: 2,
+            recentDeadCount: 1,
+            recentWindowMs: 80_000,
+          }),
         ])
       })
 
@@ -1255,6 +1287,33 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         assert.equal(await store.getJob(a1), null)
         assert.equal(await store.getJob(a2), null)
         assert.equal((await getExisting(store, b)).state, 'dead')
+      })
+    })
+
+    describe('requestStop and stopRequestedAt', () => {
+      test('reports null before any stop request and the latest request after', async ({ store }) => {
+        const t = Date.now()
+        assert.equal(await store.stopRequestedAt(), null)
+        await store.requestStop({ now: t })
+        assert.equal(await store.stopRequestedAt(), t)
+        await store.requestStop({ now: t + SECOND })
+        assert.equal(await store.stopRequestedAt(), t + SECOND)
+      })
+
+      test('never moves the stop time backwards', async ({ store }) => {
+        const t = Date.now()
+        await store.requestStop({ now: t })
+        await store.requestStop({ now: t - SECOND })
+        assert.equal(await store.stopRequestedAt(), t)
+      })
+
+      test('is seen by, and wakes, a worker waiting through another store instance', async (h) => {
+        const peer = await h.openPeer()
+        const waiting = h.store.waitForWork({ queues: ['default'], timeoutMs: 2 * SECOND })
+        const t = Date.now()
+        await peer.requestStop({ now: t })
+        assert.equal(await within(3 * SECOND, 'waitForWork', waiting), 'notified')
+        assert.equal(await h.store.stopRequestedAt(), t)
       })
     })
 
@@ -1466,7 +1525,18 @@ function one<T>(items: readonly T[]): T {
 }
 
 function stat(queue: string, counts: Partial<Omit<QueueStats, 'queue'>>): QueueStats {
-  return { queue, ready: 0, scheduled: 0, active: 0, completed: 0, dead: 0, ...counts }
+  return {
+    queue,
+    ready: 0,
+    scheduled: 0,
+    active: 0,
+    completed: 0,
+    dead: 0,
+    recentCompletedCount: 0,
+    recentDeadCount: 0,
+    recentWindowMs: 60_000,
+    ...counts,
+  }
 }
 
 /** Every page of a listing, as lists of ids; fails if the cursor never ends. */

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3'
-import { watch, type FSWatcher } from 'node:fs'
+import { utimesSync, watch, type FSWatcher } from 'node:fs'
 import { basename, dirname } from 'node:path'
 
 /** Re-checks after a file event: the WAL is written before the commit is visible to readers. */
@@ -13,13 +13,17 @@ const SAFETY_NET_MS = 1000
  * with `PRAGMA data_version`, which changes only when another connection committed.
  *
  * The writer's WAL write reaches us about 2 ms before its commit returns, before the commit is
- * visible, so a file event with no visible change schedules a few follow-up checks: a commit
- * landing just after the event is seen within milliseconds, not at the next safety-net tick.
+ * visible. So a Ferry writer that made work for others rings a doorbell after its commit: it
+ * touches the database file's times, an event that arrives when the commit is already visible.
+ * A file event with no visible change (a WAL write, or a writer that is not Ferry) schedules a
+ * few follow-up checks, so a commit landing just after it is seen within milliseconds, not at the
+ * next safety-net tick.
  */
 export class SqliteFileWatch {
   private readonly dataVersion: Database.Statement<unknown[], unknown>
   private readonly files: Set<string>
   private readonly dir: string
+  private readonly path: string
   private watcher: FSWatcher | null = null
   private safetyNet: NodeJS.Timeout | null = null
   private followUps: NodeJS.Timeout[] = []
@@ -33,6 +37,7 @@ export class SqliteFileWatch {
     private readonly onChange: () => void,
   ) {
     this.dataVersion = db.prepare('PRAGMA data_version').pluck()
+    this.path = path
     this.dir = dirname(path)
     this.files = new Set([basename(path), `${basename(path)}-wal`])
     this.lastVersion = this.readVersion()
@@ -63,6 +68,16 @@ export class SqliteFileWatch {
     this.clearFollowUps()
     this.onChange()
     return true
+  }
+
+  /** After a commit that made work for others: wakes their waits now that the commit is visible. */
+  ring(): void {
+    try {
+      const now = new Date()
+      utimesSync(this.path, now, now)
+    } catch {
+      // The safety net still sees the commit; a missing bell only costs latency.
+    }
   }
 
   close(): void {

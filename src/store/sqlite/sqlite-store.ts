@@ -30,6 +30,7 @@ import type {
   RecoverParams,
   RecoverResult,
   RenewParams,
+  RequestStopParams,
   RetryParams,
   SettleParams,
   SettleResult,
@@ -246,6 +247,7 @@ export class SqliteStore implements Store {
     )
     this.hub.notify(readyQueues)
     this.hub.armDue(earliestScheduled, Date.now())
+    if (results.some((result) => result.created)) this.fileWatch.ring()
     return results
   }
 
@@ -384,7 +386,10 @@ export class SqliteStore implements Store {
     for (const row of rows.sort((a, b) => a.id - b.id)) {
       ;(row.state === 'dead' ? result.dead : result.retried).push(String(row.id))
     }
-    if (result.retried.length > 0) this.hub.broadcast('notified')
+    if (result.retried.length > 0) {
+      this.hub.broadcast('notified')
+      this.fileWatch.ring()
+    }
     return result
   }
 
@@ -428,24 +433,40 @@ export class SqliteStore implements Store {
     return { jobs: page.map(toJob), nextCursor: more ? String(page[page.length - 1]!.id) : null }
   }
 
-  async stats({ now }: StatsParams = {}): Promise<QueueStats[]> {
+  async stats({ now, recentWindowMs = 60_000 }: StatsParams = {}): Promise<QueueStats[]> {
     this.assertOpen('stats')
-    const rows = this.read(
-      () =>
-        this.statement('stats').all({ now: now ?? Date.now() }) as {
-          queue: string
-          state: JobState
-          count: number
-        }[],
-    )
+    if (typeof recentWindowMs !== 'number' || !Number.isFinite(recentWindowMs) || recentWindowMs < 0) {
+      throw new ValidationError('invalid_option', 'recentWindowMs', 'must be a non-negative number of milliseconds')
+    }
+    const at = now ?? Date.now()
+    type CountRow = { queue: string; state: JobState; count: number }
+    const [rows, recent] = this.read(() => [
+      this.statement('stats').all({ now: at }) as CountRow[],
+      this.statement('stats-recent').all({ since: at - recentWindowMs }) as CountRow[],
+    ])
     const byQueue = new Map<string, QueueStats>()
-    for (const { queue, state, count } of rows) {
+    const statsOf = (queue: string): QueueStats => {
       let stats = byQueue.get(queue)
       if (stats === undefined) {
-        stats = { queue, ready: 0, scheduled: 0, active: 0, completed: 0, dead: 0 }
+        stats = {
+          queue,
+          ready: 0,
+          scheduled: 0,
+          active: 0,
+          completed: 0,
+          dead: 0,
+          recentCompletedCount: 0,
+          recentDeadCount: 0,
+          recentWindowMs,
+        }
         byQueue.set(queue, stats)
       }
-      stats[state] += count
+      return stats
+    }
+    for (const { queue, state, count } of rows) statsOf(queue)[state] += count
+    for (const { queue, state, count } of recent) {
+      if (state === 'completed') statsOf(queue).recentCompletedCount += count
+      else statsOf(queue).recentDeadCount += count
     }
     return [...byQueue.values()].sort((a, b) => (a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : 0))
   }
@@ -471,6 +492,7 @@ export class SqliteStore implements Store {
       return moved
     })
     this.hub.notify(queues)
+    if (queues.length > 0) this.fileWatch.ring()
     return queues.length
   }
 
@@ -512,6 +534,21 @@ export class SqliteStore implements Store {
       total += changes
       if (changes < PURGE_CHUNK) return total
     }
+  }
+
+  // ── worker control ─────────────────────────────────────────────────────────────────────────
+
+  async requestStop({ now }: RequestStopParams = {}): Promise<void> {
+    this.assertOpen('requestStop')
+    this.write(() => this.statement('request-stop').run({ now: now ?? Date.now() }))
+    this.hub.broadcast('notified')
+    this.fileWatch.ring()
+  }
+
+  async stopRequestedAt(): Promise<number | null> {
+    this.assertOpen('stopRequestedAt')
+    const at = this.read(() => this.statement('stop-requested-at').pluck().get() as number | undefined)
+    return at ?? null
   }
 
   // ── internals ──────────────────────────────────────────────────────────────────────────────
@@ -575,6 +612,7 @@ export class SqliteStore implements Store {
 
   private wakeAfterReschedule(): void {
     this.hub.armDue(this.nextDueAt(), Date.now())
+    this.fileWatch.ring()
   }
 
   private schemaVersion(): number {
