@@ -436,7 +436,11 @@ export class SqliteStore implements Store {
   async stats({ now, recentWindowMs = 60_000 }: StatsParams = {}): Promise<QueueStats[]> {
     this.assertOpen('stats')
     if (typeof recentWindowMs !== 'number' || !Number.isFinite(recentWindowMs) || recentWindowMs < 0) {
-      throw new ValidationError('invalid_option', 'recentWindowMs', 'must be a non-negative number of milliseconds')
+      throw new ValidationError(
+        'invalid_option',
+        'recentWindowMs',
+        'must be a non-negative number of milliseconds',
+      )
     }
     const at = now ?? Date.now()
     type CountRow = { queue: string; state: JobState; count: number }
