@@ -4,7 +4,7 @@ export * from './core/errors.js'
 export * from './core/job.js'
 export type { Settlement, SettlementKind } from './core/outcome.js'
 export type { JobContext, JobHandler, JobHandlers, PayloadOf } from './core/handler.js'
-export { defineJobs } from './core/handler.js'
+export { defineJobs, snooze, permanentFailure, JobSnooze, JobPermanentFailure } from './core/handler.js'
 export { backoffMs, DEFAULT_BACKOFF, type BackoffOptions } from './core/backoff.js'
 export { ManualClock, systemClock, type Clock } from './core/clock.js'
 export { parseDuration, parseByteSize } from './core/duration.js'
@@ -13,3 +13,14 @@ export { normalizeJob, serializePayload, NAME_PATTERN, type EnqueueOptions } fro
 export type * from './store/store.js'
 export { openStore, DEFAULT_STORE_URL } from './store/open-store.js'
 export { Client, createClient, type ClientOptions, type JobSpec } from './client/client.js'
+export { toJobError } from './core/job-error.js'
+export {
+  Worker,
+  type WorkerOptions,
+  type WorkerEvents,
+  type WorkerCounts,
+  type StopReason,
+} from './worker/worker.js'
+export type { Executor, Execution, ExecutionOutcome } from './worker/executors/executor.js'
+export { InlineExecutor } from './worker/executors/inline.js'
+export { loadHandlers, type HandlerSource } from './worker/handler-module.js'

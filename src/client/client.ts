@@ -1,9 +1,9 @@
 import type { JobHandlers, PayloadOf } from '../core/handler.js'
 import { DEFAULT_MAX_PAYLOAD_BYTES, type NewJob } from '../core/job.js'
 import { ValidationError } from '../core/errors.js'
+import { TickBatcher } from '../core/tick-batcher.js'
 import { normalizeJob, type EnqueueOptions } from '../core/validate.js'
 import type { EnqueueResult, Store } from '../store/store.js'
-import { GroupCommitter } from './group-commit.js'
 
 export interface ClientOptions {
   store: Store
@@ -31,7 +31,9 @@ export interface JobSpec<
 export class Client<Jobs extends JobHandlers = JobHandlers> {
   readonly store: Store
   private readonly maxPayloadBytes: number
-  private readonly committer: GroupCommitter
+  /** Group commit: every enqueue issued before the event loop turns shares one Store.enqueue call,
+   * so one transaction and one fsync (or one round trip). */
+  private readonly committer: TickBatcher<NewJob, EnqueueResult>
 
   constructor({ store, maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES }: ClientOptions) {
     if (!Number.isInteger(maxPayloadBytes) || maxPayloadBytes < 1) {
@@ -39,7 +41,7 @@ export class Client<Jobs extends JobHandlers = JobHandlers> {
     }
     this.store = store
     this.maxPayloadBytes = maxPayloadBytes
-    this.committer = new GroupCommitter(store)
+    this.committer = new TickBatcher((jobs) => store.enqueue({ jobs }))
   }
 
   enqueue<N extends keyof Jobs & string>(
@@ -53,7 +55,7 @@ export class Client<Jobs extends JobHandlers = JobHandlers> {
     } catch (error) {
       return Promise.reject(error)
     }
-    return this.committer.submitOne(job)
+    return this.committer.submit(job)
   }
 
   /** Enqueues every job or none (atomic); results are in input order. */
@@ -75,7 +77,7 @@ export class Client<Jobs extends JobHandlers = JobHandlers> {
         field: `jobs[${i}]`,
       })
     }
-    return this.committer.submit(normalized)
+    return this.committer.submitMany(normalized)
   }
 
   /** Waits for enqueues in flight; does not close the store (the caller owns it). */

@@ -26,3 +26,38 @@ export function defineJobs<const H extends JobHandlers>(handlers: H): H {
 
 /** The payload type a handler declares. */
 export type PayloadOf<H> = H extends JobHandler<infer P> ? P : never
+
+/** Thrown by `snooze`: run the job again later without counting this attempt. */
+export class JobSnooze extends Error {
+  readonly delayMs: number
+
+  constructor(delayMs: number) {
+    super(`snoozed for ${delayMs} ms`)
+    this.name = 'JobSnooze'
+    this.delayMs = delayMs
+  }
+}
+
+/** Thrown by `permanentFailure`: no further attempts, the job goes to dead. */
+export class JobPermanentFailure extends Error {
+  constructor(reason: string) {
+    super(reason)
+    this.name = 'JobPermanentFailure'
+  }
+}
+
+/**
+ * Ends this attempt and runs the job again after `delayMs`, without counting the attempt: for
+ * work that is not ready yet (a rate limit, a resource still being prepared).
+ */
+export function snooze(delayMs: number): never {
+  if (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0) {
+    throw new TypeError(`snooze needs a non-negative number of milliseconds (got ${String(delayMs)})`)
+  }
+  throw new JobSnooze(Math.ceil(delayMs))
+}
+
+/** Ends the job as dead now, whatever attempts are left: retrying cannot help. */
+export function permanentFailure(reason: string): never {
+  throw new JobPermanentFailure(reason)
+}

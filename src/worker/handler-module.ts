@@ -1,0 +1,84 @@
+import { existsSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { FerryError, ValidationError } from '../core/errors.js'
+import type { JobHandlers } from '../core/handler.js'
+import { NAME_PATTERN } from '../core/validate.js'
+
+/** Handlers given directly, or the path or URL of a module whose default export maps names to them. */
+export type HandlerSource = JobHandlers | string | URL
+
+/**
+ * Loads and checks a handler module. The module is always named by the worker's own
+ * configuration, never by job data. A `.ts` module loads when the process already runs with a
+ * TypeScript loader, or when tsx is installed where the module lives (it is then registered).
+ */
+export async function loadHandlers(source: HandlerSource): Promise<JobHandlers> {
+  if (typeof source !== 'string' && !(source instanceof URL)) return checkHandlers(source, 'handlers')
+  const url = source instanceof URL ? source : pathToFileURL(resolve(source))
+  const where = source instanceof URL ? source.href : source
+  if (url.protocol === 'file:' && !existsSync(url)) {
+    throw new ValidationError('invalid_option', 'handlers', `no handler module at ${where}`)
+  }
+  let module: { default?: unknown }
+  try {
+    module = (await import(url.href)) as { default?: unknown }
+  } catch (error) {
+    if (
+      (error as { code?: string }).code === 'ERR_UNKNOWN_FILE_EXTENSION' &&
+      (await registerTypeScript(url))
+    ) {
+      module = (await import(url.href)) as { default?: unknown }
+    } else {
+      throw new FerryError(
+        'invalid_option',
+        `cannot load the handler module ${where}: ${(error as Error).message}`,
+        {
+          cause: error,
+        },
+      )
+    }
+  }
+  return checkHandlers(module.default, `the default export of ${where}`)
+}
+
+function checkHandlers(value: unknown, what: string): JobHandlers {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ValidationError(
+      'invalid_option',
+      'handlers',
+      `${what} must be an object mapping job names to handler functions`,
+    )
+  }
+  const handlers = value as Record<string, unknown>
+  for (const [name, handler] of Object.entries(handlers)) {
+    if (!NAME_PATTERN.test(name)) {
+      throw new ValidationError('invalid_name', `handlers.${name}`, 'is not a valid job name')
+    }
+    if (typeof handler !== 'function') {
+      throw new ValidationError(
+        'invalid_option',
+        `handlers.${name}`,
+        `must be a function (got ${typeof handler})`,
+      )
+    }
+  }
+  if (Object.keys(handlers).length === 0) {
+    throw new ValidationError('invalid_option', 'handlers', `${what} has no handlers`)
+  }
+  return handlers as JobHandlers
+}
+
+/** Registers tsx's ESM loader from the module's own project, if it has one. */
+async function registerTypeScript(moduleUrl: URL): Promise<boolean> {
+  try {
+    const require = createRequire(moduleUrl)
+    const api = require.resolve('tsx/esm/api')
+    const { register } = (await import(pathToFileURL(api).href)) as { register: () => unknown }
+    register()
+    return true
+  } catch {
+    return false
+  }
+}

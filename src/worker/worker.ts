@@ -1,0 +1,457 @@
+import { EventEmitter } from 'node:events'
+import { randomBytes } from 'node:crypto'
+import { hostname } from 'node:os'
+import { backoffMs, type BackoffOptions } from '../core/backoff.js'
+import { ValidationError } from '../core/errors.js'
+import type { ClaimedJob, JobError } from '../core/job.js'
+import type { Settlement } from '../core/outcome.js'
+import { TickBatcher } from '../core/tick-batcher.js'
+import { assertQueueList, MAX_TIMEOUT_MS, serializePayload } from '../core/validate.js'
+import type { RecoverResult, SettleResult, Store } from '../store/store.js'
+import type { ExecutionOutcome, Executor } from './executors/executor.js'
+import { InlineExecutor } from './executors/inline.js'
+import type { HandlerSource } from './handler-module.js'
+import { LeaseKeeper } from './lease-keeper.js'
+import { Recoverer } from './recoverer.js'
+
+export interface WorkerOptions {
+  store: Store
+  /** Handlers, or the path/URL of a module whose default export maps job names to handlers. */
+  handlers: HandlerSource
+  /** Queues in strict priority order: a job of an earlier queue always goes first. Default ['default']. */
+  queues?: string[]
+  /** Jobs run at once. Default 10. */
+  concurrency?: number
+  /** How long a claim holds a job without renewal; renewed every third of it. Default 30 s. */
+  leaseMs?: number
+  /** Time limit per attempt for jobs that set none. Default: none. */
+  defaultTimeoutMs?: number | null
+  backoff?: BackoffOptions
+  /** Stop after claiming this many jobs (and finishing them). */
+  jobLimit?: number
+  /** Stop after running this long. */
+  timeLimitMs?: number
+  /** Stop once the process's resident memory passes this, checked after each job. */
+  memoryLimitBytes?: number
+  /** How often to look for jobs whose lease expired. Default 10 s. */
+  recoverIntervalMs?: number
+  /** Defaults to host:pid:random. */
+  workerId?: string
+  /** How handlers run; default inline (on this event loop). */
+  executor?: Executor
+}
+
+export type StopReason =
+  | 'requested' // stop() was called
+  | 'stop-workers' // an operator asked every worker through the store
+  | 'job-limit'
+  | 'time-limit'
+  | 'memory-limit'
+
+export interface WorkerEvents {
+  'worker:started': []
+  'worker:stopping': [reason: StopReason]
+  'worker:stopped': [reason: StopReason]
+  /** A store call failed; the worker retries it. */
+  'worker:error': [error: unknown]
+  'job:claimed': [job: ClaimedJob]
+  'job:completed': [job: ClaimedJob, result: unknown]
+  /** The attempt failed and the job will run again at retryAt. */
+  'job:failed': [job: ClaimedJob, error: JobError, retryAt: number]
+  'job:dead': [job: ClaimedJob, error: JobError]
+  'job:snoozed': [job: ClaimedJob, runAt: number]
+  /** The worker no longer holds the job (it was cancelled, or its lease expired and was recovered). */
+  'job:lease-lost': [job: ClaimedJob]
+  'recover:done': [result: RecoverResult]
+}
+
+export interface WorkerCounts {
+  claimed: number
+  completed: number
+  failed: number
+  dead: number
+  snoozed: number
+  leaseLost: number
+}
+
+interface Running {
+  job: ClaimedJob
+  abort: AbortController
+}
+
+/** Why a running attempt is aborted: decides what is written about it. */
+type AbortReason = 'shutdown' | 'lease-lost'
+
+const STOP_CHECK_INTERVAL_MS = 1000
+const SETTLE_ATTEMPTS = 8
+const STORE_ERROR_BACKOFF_MS = { baseMs: 100, factor: 2, maxMs: 5000 }
+
+/**
+ * Claims jobs from its queues, runs them under an executor and settles their outcomes.
+ *
+ * The loop: claim up to the free capacity in one store call; when the queues are drained, sleep in
+ * store.waitForWork (no polling) until an enqueue, a due job, a stop request or stop(). Outcomes
+ * of one tick are settled in one store call (the completer); leases of running jobs are renewed
+ * in one call every third of the lease (the lease keeper); expired leases of dead workers are
+ * swept periodically (the recoverer). Policy lives here: retry times come from the backoff, dead
+ * when no attempts are left.
+ */
+export class Worker extends EventEmitter<WorkerEvents> {
+  readonly workerId: string
+  readonly queues: readonly string[]
+  readonly concurrency: number
+  readonly counts: WorkerCounts = { claimed: 0, completed: 0, failed: 0, dead: 0, snoozed: 0, leaseLost: 0 }
+
+  private readonly store: Store
+  private readonly executor: Executor
+  private readonly leaseMs: number
+  private readonly options: WorkerOptions
+  private readonly running = new Map<string, Running>()
+  private readonly completer: TickBatcher<Settlement, SettleResult>
+  private readonly leaseKeeper: LeaseKeeper
+  private readonly recoverer: Recoverer
+  /** Aborts the loop's current wait (for work, capacity or a pause) when it must look again. */
+  private wakeLoop = new AbortController()
+  private waitingForCapacity = false
+  private loop: Promise<void> | null = null
+  private stopReason: StopReason | null = null
+  private hardStop = false
+  private startedAt = 0
+  private lastStopCheckAt = 0
+  private timeLimitTimer: NodeJS.Timeout | null = null
+  private stoppedPromise: Promise<StopReason>
+  private resolveStopped!: (reason: StopReason) => void
+
+  constructor(options: WorkerOptions) {
+    super()
+    const { store, queues = ['default'], concurrency = 10, leaseMs = 30_000 } = options
+    assertQueueList(queues)
+    assertCount(concurrency, 'concurrency', 10_000)
+    assertCount(leaseMs, 'leaseMs', MAX_TIMEOUT_MS)
+    if (leaseMs < 100) throw new ValidationError('invalid_option', 'leaseMs', 'must be at least 100 ms')
+    if (options.jobLimit !== undefined) assertCount(options.jobLimit, 'jobLimit', Number.MAX_SAFE_INTEGER)
+    if (options.timeLimitMs !== undefined) assertCount(options.timeLimitMs, 'timeLimitMs', MAX_TIMEOUT_MS)
+    if (options.memoryLimitBytes !== undefined) {
+      assertCount(options.memoryLimitBytes, 'memoryLimitBytes', Number.MAX_SAFE_INTEGER)
+    }
+    if (options.defaultTimeoutMs != null)
+      assertCount(options.defaultTimeoutMs, 'defaultTimeoutMs', MAX_TIMEOUT_MS)
+    this.options = options
+    this.store = store
+    this.queues = [...queues]
+    this.concurrency = concurrency
+    this.leaseMs = leaseMs
+    this.workerId = options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`
+    this.executor = options.executor ?? new InlineExecutor(options.handlers)
+    this.completer = new TickBatcher((settlements) => store.settle({ settlements }))
+    this.leaseKeeper = new LeaseKeeper({
+      store,
+      leaseMs,
+      leases: () => [...this.running.values()].map(({ job }) => ({ id: job.id, leaseToken: job.leaseToken })),
+      onLost: (id) => this.running.get(id)?.abort.abort('lease-lost' satisfies AbortReason),
+      onError: (error) => this.emit('worker:error', error),
+    })
+    this.recoverer = new Recoverer({
+      store,
+      intervalMs: options.recoverIntervalMs ?? 10_000,
+      onDone: (result) => this.emit('recover:done', result),
+      onError: (error) => this.emit('worker:error', error),
+    })
+    this.stoppedPromise = new Promise((resolve) => (this.resolveStopped = resolve))
+  }
+
+  /** Jobs running now. */
+  get activeCount(): number {
+    return this.running.size
+  }
+
+  /** Resolves with the reason once the worker has stopped and settled everything. */
+  get stopped(): Promise<StopReason> {
+    return this.stoppedPromise
+  }
+
+  /**
+   * Loads handlers and starts the executor (once, before any claim), then starts claiming.
+   * Resolves when the worker is running; `stopped` resolves when it has stopped.
+   */
+  async start(): Promise<void> {
+    if (this.loop !== null)
+      throw new ValidationError('invalid_option', 'start', 'the worker is already started')
+    await this.executor.start()
+    this.startedAt = Date.now()
+    this.lastStopCheckAt = this.startedAt
+    if (this.options.timeLimitMs !== undefined) {
+      this.timeLimitTimer = setTimeout(() => this.beginStop('time-limit'), this.options.timeLimitMs)
+    }
+    this.recoverer.start()
+    this.loop = this.run()
+    this.emit('worker:started')
+  }
+
+  /**
+   * Stops claiming and waits for running jobs to finish and be settled. With `{ graceful: false }`
+   * (a second Ctrl-C), running jobs are aborted and put back to ready without using an attempt.
+   */
+  async stop({ graceful = true }: { graceful?: boolean } = {}): Promise<StopReason> {
+    if (!graceful) this.abortRunning()
+    this.beginStop('requested')
+    if (this.loop === null) {
+      this.resolveStopped(this.stopReason!)
+    }
+    return this.stoppedPromise
+  }
+
+  /** Runs one recovery sweep now (tests, and `ferry` maintenance). */
+  recoverOnce(): Promise<RecoverResult> {
+    return this.recoverer.runOnce()
+  }
+
+  // ── the loop ───────────────────────────────────────────────────────────────────────────────
+
+  private async run(): Promise<void> {
+    let storeFailures = 0
+    while (this.stopReason === null) {
+      const free = this.concurrency - this.running.size
+      if (free === 0) {
+        await this.waitForCapacity()
+        // Let every job that ended in this tick free its slot, so one claim fills them all.
+        await new Promise((resolve) => setImmediate(resolve))
+        continue
+      }
+      const limit = this.claimLimit(free)
+      if (limit === 0) {
+        this.beginStop('job-limit')
+        break
+      }
+      let jobs: ClaimedJob[]
+      try {
+        await this.checkStopRequest(false)
+        if (this.stopReason !== null) break
+        jobs = await this.store.claim({
+          queues: this.queues,
+          limit,
+          leaseMs: this.leaseMs,
+          workerId: this.workerId,
+        })
+        storeFailures = 0
+      } catch (error) {
+        this.emit('worker:error', error)
+        await this.pause(backoffMs(++storeFailures, STORE_ERROR_BACKOFF_MS))
+        continue
+      }
+      for (const job of jobs) this.execute(job)
+      if (jobs.length < limit && this.stopReason === null) {
+        // The queues are drained: sleep until something happens.
+        this.wakeLoop = new AbortController()
+        try {
+          const reason = await this.store.waitForWork({ queues: this.queues, signal: this.wakeLoop.signal })
+          if (reason === 'notified') await this.checkStopRequest(true)
+        } catch (error) {
+          this.emit('worker:error', error)
+          await this.pause(backoffMs(++storeFailures, STORE_ERROR_BACKOFF_MS))
+        }
+      }
+    }
+    await this.finish()
+  }
+
+  private claimLimit(free: number): number {
+    const { jobLimit } = this.options
+    return jobLimit === undefined ? free : Math.min(free, jobLimit - this.counts.claimed)
+  }
+
+  /** Waits until a running job ends (or the worker must stop). */
+  private async waitForCapacity(): Promise<void> {
+    this.wakeLoop = new AbortController()
+    const { signal } = this.wakeLoop
+    this.waitingForCapacity = true
+    await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }))
+    this.waitingForCapacity = false
+  }
+
+  /** Sleeps, but wakes early for stop(). */
+  private async pause(ms: number): Promise<void> {
+    this.wakeLoop = new AbortController()
+    const { signal } = this.wakeLoop
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms)
+      signal.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(timer)
+          resolve()
+        },
+        { once: true },
+      )
+    })
+  }
+
+  /** Asks the store whether an operator asked workers to stop: after a wake-up, or once a second. */
+  private async checkStopRequest(force: boolean): Promise<void> {
+    const now = Date.now()
+    if (!force && now - this.lastStopCheckAt < STOP_CHECK_INTERVAL_MS) return
+    this.lastStopCheckAt = now
+    const requestedAt = await this.store.stopRequestedAt()
+    if (requestedAt !== null && requestedAt >= this.startedAt) this.beginStop('stop-workers')
+  }
+
+  // ── one job ────────────────────────────────────────────────────────────────────────────────
+
+  private execute(job: ClaimedJob): void {
+    const abort = new AbortController()
+    this.running.set(job.id, { job, abort })
+    this.counts.claimed++
+    this.leaseKeeper.start()
+    this.emit('job:claimed', job)
+    const timeoutMs = job.timeoutMs ?? this.options.defaultTimeoutMs ?? null
+    void this.executor
+      .run({ job, signal: abort.signal, timeoutMs })
+      .catch((error: unknown): ExecutionOutcome => ({ kind: 'failed', error: toExecutorError(error) }))
+      .then((outcome) => this.settle(job, outcome, abort.signal.reason as AbortReason | undefined))
+      .catch((error: unknown) => this.emit('worker:error', error))
+      .finally(() => {
+        this.running.delete(job.id)
+        if (this.running.size === 0) this.leaseKeeper.stop()
+        this.checkMemory()
+        // Only a loop waiting for a free slot needs waking; one waiting for work has slots already.
+        if (this.waitingForCapacity) this.wakeLoop.abort()
+      })
+  }
+
+  private async settle(job: ClaimedJob, outcome: ExecutionOutcome, abortReason?: AbortReason): Promise<void> {
+    const now = Date.now()
+    const base = { id: job.id, leaseToken: job.leaseToken }
+    let settlement: Settlement
+    switch (outcome.kind) {
+      case 'completed':
+        settlement = { ...base, kind: 'completed', result: outcome.result }
+        break
+      case 'snoozed':
+        settlement = { ...base, kind: 'snoozed', runAt: now + outcome.delayMs }
+        break
+      case 'permanent':
+        settlement = { ...base, kind: 'dead', error: outcome.error }
+        break
+      case 'failed':
+        settlement =
+          job.attempts < job.maxAttempts
+            ? {
+                ...base,
+                kind: 'retry',
+                runAt: now + backoffMs(job.attempts, this.options.backoff),
+                error: outcome.error,
+              }
+            : { ...base, kind: 'dead', error: outcome.error }
+        break
+      case 'aborted':
+        if (abortReason === 'lease-lost') {
+          this.counts.leaseLost++
+          this.emit('job:lease-lost', job)
+          return
+        }
+        // Shutdown: back to ready at once, without using the attempt.
+        settlement = { ...base, kind: 'snoozed', runAt: now }
+        break
+    }
+    if (settlement.kind === 'completed' && settlement.result !== undefined) {
+      try {
+        serializePayload(settlement.result, 'result')
+      } catch (error) {
+        // Retrying would give the same result again: the job is dead, with the reason.
+        const message = `the handler completed but its result cannot be stored: ${(error as Error).message}`
+        settlement = { ...base, kind: 'dead', error: { kind: 'permanent', message } }
+      }
+    }
+    const result = await this.submitSettlement(settlement)
+    if (result === 'lease_lost') {
+      this.counts.leaseLost++
+      this.emit('job:lease-lost', job)
+      return
+    }
+    switch (settlement.kind) {
+      case 'completed':
+        this.counts.completed++
+        this.emit('job:completed', job, settlement.result)
+        break
+      case 'retry':
+        this.counts.failed++
+        this.emit('job:failed', job, settlement.error, settlement.runAt)
+        break
+      case 'dead':
+        this.counts.dead++
+        this.emit('job:dead', job, settlement.error)
+        break
+      case 'snoozed':
+        this.counts.snoozed++
+        this.emit('job:snoozed', job, settlement.runAt)
+        break
+    }
+  }
+
+  /** A settlement must not be lost to a passing store failure: retry it while the lease lasts. */
+  private async submitSettlement(settlement: Settlement): Promise<SettleResult> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.completer.submit(settlement)
+      } catch (error) {
+        this.emit('worker:error', error)
+        const delayMs = backoffMs(attempt, STORE_ERROR_BACKOFF_MS)
+        // Past the lease the job is recovered and runs again: give up and let that happen.
+        if (attempt >= SETTLE_ATTEMPTS) throw error
+        await new Promise((resolve) => setTimeout(resolve, delayMs))
+      }
+    }
+  }
+
+  // ── stopping ───────────────────────────────────────────────────────────────────────────────
+
+  private beginStop(reason: StopReason): void {
+    if (this.stopReason !== null) return
+    this.stopReason = reason
+    this.emit('worker:stopping', reason)
+    this.wakeLoop.abort()
+  }
+
+  private abortRunning(): void {
+    this.hardStop = true
+    for (const { abort } of this.running.values()) abort.abort('shutdown' satisfies AbortReason)
+  }
+
+  private checkMemory(): void {
+    const limit = this.options.memoryLimitBytes
+    if (limit !== undefined && process.memoryUsage.rss() > limit) this.beginStop('memory-limit')
+  }
+
+  /** After the loop: let running jobs end (or abort them on a hard stop), settle, release. */
+  private async finish(): Promise<void> {
+    if (this.timeLimitTimer !== null) clearTimeout(this.timeLimitTimer)
+    while (this.running.size > 0) {
+      if (this.hardStop) this.abortRunning()
+      await this.waitForCapacity()
+    }
+    await this.completer.drain()
+    this.leaseKeeper.stop()
+    await this.recoverer.stop()
+    await this.executor.close()
+    const reason = this.stopReason ?? 'requested'
+    this.emit('worker:stopped', reason)
+    this.resolveStopped(reason)
+  }
+}
+
+function assertCount(value: unknown, field: string, max: number): void {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
+    throw new ValidationError(
+      'invalid_option',
+      field,
+      `must be an integer from 1 to ${max} (got ${String(value)})`,
+    )
+  }
+}
+
+function toExecutorError(error: unknown): JobError {
+  return {
+    kind: 'crash',
+    message: `the executor failed: ${error instanceof Error ? error.message : String(error)}`,
+  }
+}
