@@ -3,8 +3,10 @@
 import { Command, CommanderError } from 'commander'
 import { FerryError } from '../core/errors.js'
 import { DEFAULT_STORE_URL } from '../store/open-store.js'
+import { registerDemo } from './commands/demo.js'
 import { registerEnqueue } from './commands/enqueue.js'
 import { registerMigrate } from './commands/migrate.js'
+import { registerWork } from './commands/work.js'
 
 const program = new Command('ferry')
   .description('Ferry: a durable background-job queue')
@@ -16,6 +18,8 @@ const program = new Command('ferry')
   .showHelpAfterError()
   .exitOverride()
 
+registerDemo(program)
+registerWork(program)
 registerMigrate(program)
 registerEnqueue(program)
 

@@ -160,6 +160,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.stoppedPromise = new Promise((resolve) => (this.resolveStopped = resolve))
   }
 
+  /** The job names this worker can run (known once started). */
+  get jobNames(): ReadonlySet<string> {
+    return this.executor.jobNames
+  }
+
   /** Jobs running now. */
   get activeCount(): number {
     return this.running.size

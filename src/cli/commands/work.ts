@@ -1,0 +1,116 @@
+import type { Command } from 'commander'
+import { parseByteSize, parseDuration } from '../../core/duration.js'
+import { ValidationError } from '../../core/errors.js'
+import { openStore } from '../../store/open-store.js'
+import { Worker, type WorkerOptions } from '../../worker/worker.js'
+
+interface WorkFlags {
+  handlers: string
+  queues: string
+  concurrency: string
+  limit?: string
+  timeLimit?: string
+  memoryLimit?: string
+  lease: string
+  timeout?: string
+  verbose?: boolean
+}
+
+export function registerWork(program: Command): void {
+  program
+    .command('work')
+    .description(
+      'run jobs from the given queues until stopped (Ctrl-C: finish running jobs; again: abort them)',
+    )
+    .requiredOption('--handlers <module>', 'module whose default export maps job names to handler functions')
+    .option('--queues <a,b,c>', 'queues in strict priority order', 'default')
+    .option('--concurrency <n>', 'jobs run at once', '10')
+    .option('--limit <n>', 'stop after this many jobs')
+    .option('--time-limit <duration>', 'stop after running this long: 60s, 10m, 1h')
+    .option('--memory-limit <size>', 'stop once resident memory passes this: 512MB')
+    .option('--lease <duration>', 'how long a claim holds a job between renewals', '30s')
+    .option('--timeout <duration>', 'time limit per attempt for jobs that set none')
+    .option('--verbose', 'print a line for every job, not only failures')
+    .action(async (flags: WorkFlags) => {
+      const options: Omit<WorkerOptions, 'store'> = {
+        handlers: flags.handlers,
+        queues: flags.queues.split(',').map((queue) => queue.trim()),
+        concurrency: toInteger(flags.concurrency, '--concurrency'),
+        leaseMs: parseDuration(flags.lease, '--lease'),
+      }
+      if (flags.limit !== undefined) options.jobLimit = toInteger(flags.limit, '--limit')
+      if (flags.timeLimit !== undefined) options.timeLimitMs = parseDuration(flags.timeLimit, '--time-limit')
+      if (flags.memoryLimit !== undefined) {
+        options.memoryLimitBytes = parseByteSize(flags.memoryLimit, '--memory-limit')
+      }
+      if (flags.timeout !== undefined) options.defaultTimeoutMs = parseDuration(flags.timeout, '--timeout')
+
+      const store = await openStore(program.opts<{ store: string }>().store)
+      try {
+        const worker = new Worker({ store, ...options })
+        report(worker, flags.verbose === true)
+        await worker.start()
+        process.stderr.write(
+          `ferry: worker ${worker.workerId} on ${worker.queues.join(', ')} (concurrency ${worker.concurrency}), ` +
+            `handlers: ${[...worker.jobNames].join(', ')}; Ctrl-C stops after the running jobs\n`,
+        )
+        let signals = 0
+        const onSignal = (): void => {
+          if (worker.activeCount === 0 || signals++ > 0) {
+            process.stderr.write('ferry: aborting running jobs; they go back to ready\n')
+            void worker.stop({ graceful: false })
+          } else {
+            process.stderr.write(
+              `ferry: stopping after ${worker.activeCount} running job(s); Ctrl-C again to abort them\n`,
+            )
+            void worker.stop()
+          }
+        }
+        process.on('SIGINT', onSignal)
+        process.on('SIGTERM', onSignal)
+        const reason = await worker.stopped
+        process.off('SIGINT', onSignal)
+        process.off('SIGTERM', onSignal)
+        const { completed, failed, dead, snoozed, leaseLost } = worker.counts
+        process.stderr.write(
+          `ferry: stopped (${reason}): ${completed} completed, ${failed} failed and retried, ${dead} dead, ` +
+            `${snoozed} snoozed, ${leaseLost} lease lost\n`,
+        )
+      } finally {
+        await store.close()
+      }
+    })
+}
+
+function report(worker: Worker, verbose: boolean): void {
+  const out = (line: string): boolean => process.stderr.write(`${line}\n`)
+  worker.on('job:failed', (job, error, retryAt) =>
+    out(
+      `job ${job.id} ${job.name} failed (attempt ${job.attempts}/${job.maxAttempts}): ${error.message}; retry at ${new Date(retryAt).toISOString()}`,
+    ),
+  )
+  worker.on('job:dead', (job, error) =>
+    out(`job ${job.id} ${job.name} is dead after attempt ${job.attempts}: ${error.message}`),
+  )
+  worker.on('job:lease-lost', (job) =>
+    out(`job ${job.id} ${job.name}: lease lost (cancelled, or recovered by another worker)`),
+  )
+  worker.on('worker:error', (error) =>
+    out(`ferry: store error, retrying: ${(error as Error).message ?? String(error)}`),
+  )
+  worker.on('worker:stopping', (reason) => out(`ferry: stopping (${reason})`))
+  if (verbose) {
+    worker.on('job:completed', (job) => out(`job ${job.id} ${job.name} completed`))
+    worker.on('job:snoozed', (job, runAt) =>
+      out(`job ${job.id} ${job.name} snoozed until ${new Date(runAt).toISOString()}`),
+    )
+  }
+}
+
+function toInteger(text: string, field: string): number {
+  const value = Number(text)
+  if (text.trim() === '' || !Number.isInteger(value)) {
+    throw new ValidationError('invalid_option', field, `must be an integer (got "${text}")`)
+  }
+  return value
+}
