@@ -1,23 +1,27 @@
-import { createClient, defineJobs, openStore } from 'ferry'
+import { createClient, defineJobs, openStore, Worker } from 'ferry'
 
 // Handlers: job names mapped to functions. Their types tell the client what each payload must be.
 const jobs = defineJobs({
-  'send-email': async ({ to }: { to: string }) => console.log(`Welcome aboard, ${to}!`),
+  'send-email': async ({ to }: { to: string }) => {
+    console.log(`sending a welcome e-mail to ${to}`)
+    return { sent: true }
+  },
 })
-export default jobs
 
 const store = await openStore(process.env.FERRY_STORE ?? 'sqlite:./ferry.db')
 const client = createClient<typeof jobs>({ store })
 
 // An enqueue resolves once its job is committed to disk: a crash after that loses nothing.
-const urgent = await client.enqueue('send-email', { to: 'ada@example.com' }, { priority: 10, delayMs: 5000 })
-const plain = await client.enqueue('send-email', { to: 'grace@example.com' })
+const { id } = await client.enqueue('send-email', { to: 'ada@example.com' }, { queue: 'hello', priority: 10 })
 
-// The worker that runs handlers comes in a later release: for now, read back what the store kept.
-for (const { id } of [urgent, plain]) {
-  const { state, priority, runAt } = (await store.getJob(id))!
-  console.log(`job ${id}: ${state}, priority ${priority}, runs at ${new Date(runAt).toISOString()}`)
-}
+// A worker claims jobs from its queues in order, runs their handlers and stores each outcome.
+const worker = new Worker({ store, handlers: jobs, queues: ['hello'] })
+worker.on('job:completed', (job) => {
+  if (job.id === id) void worker.stop()
+})
+await worker.start()
+await worker.stopped
 
-await client.close()
+const { state, attempts, result } = (await store.getJob(id))!
+console.log(`job ${id}: ${state} after ${attempts} attempt(s), result ${JSON.stringify(result)}`)
 await store.close()
