@@ -57,6 +57,19 @@ export interface SettleParams {
 
 export type SettleResult = 'ok' | 'lease_lost'
 
+export interface SettleAndClaimParams {
+  settlements: readonly Settlement[]
+  /** Claimed after the settlements are applied, in the same transaction (its `now` is ignored). */
+  claim: ClaimParams
+  now?: number
+}
+
+export interface SettleAndClaimResult {
+  /** One per settlement, in input order. */
+  settled: SettleResult[]
+  claimed: ClaimedJob[]
+}
+
 export interface RenewParams {
   leases: readonly { id: JobId; leaseToken: string }[]
   leaseMs: number
@@ -173,6 +186,11 @@ export interface Store {
   claim(params: ClaimParams): Promise<ClaimedJob[]>
   /** Results in input order. */
   settle(params: SettleParams): Promise<SettleResult[]>
+  /**
+   * settle, then claim, atomically and in one round trip: a busy worker's usual step, which
+   * costs one commit (one fsync) instead of two.
+   */
+  settleAndClaim(params: SettleAndClaimParams): Promise<SettleAndClaimResult>
   /** Extends leases; results in input order. */
   renew(params: RenewParams): Promise<SettleResult[]>
   /** Resolves when work may be waiting; never a busy poll. */

@@ -74,13 +74,16 @@ export interface WorkerCounts {
   leaseLost: number
 }
 
+/** Why a running attempt was aborted: decides what is written about it. */
+type AbortCause = 'timeout' | 'shutdown' | 'lease-lost'
+
 interface Running {
   job: ClaimedJob
   abort: AbortController
+  cause: AbortCause | null
+  timeoutMs: number | null
+  timer: NodeJS.Timeout | null
 }
-
-/** Why a running attempt is aborted: decides what is written about it. */
-type AbortReason = 'shutdown' | 'lease-lost'
 
 const STOP_CHECK_INTERVAL_MS = 1000
 const SETTLE_ATTEMPTS = 8
@@ -110,9 +113,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly completer: TickBatcher<Settlement, SettleResult>
   private readonly leaseKeeper: LeaseKeeper
   private readonly recoverer: Recoverer
-  /** Aborts the loop's current wait (for work, capacity or a pause) when it must look again. */
-  private wakeLoop = new AbortController()
+  /** Ends the loop's current wait (for capacity or a pause) when it must look again. */
+  private wakeLoop: (() => void) | null = null
   private waitingForCapacity = false
+  /** Aborts the loop's current waitForWork when it must look again (stop). */
+  private workWait: AbortController | null = null
   private loop: Promise<void> | null = null
   private stopReason: StopReason | null = null
   private hardStop = false
@@ -143,12 +148,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.leaseMs = leaseMs
     this.workerId = options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`
     this.executor = options.executor ?? new InlineExecutor(options.handlers)
-    this.completer = new TickBatcher((settlements) => store.settle({ settlements }))
+    this.completer = new TickBatcher((settlements) => this.flushSettlements(settlements))
     this.leaseKeeper = new LeaseKeeper({
       store,
       leaseMs,
       leases: () => [...this.running.values()].map(({ job }) => ({ id: job.id, leaseToken: job.leaseToken })),
-      onLost: (id) => this.running.get(id)?.abort.abort('lease-lost' satisfies AbortReason),
+      onLost: (id) => this.abortJob(id, 'lease-lost'),
       onError: (error) => this.emit('worker:error', error),
     })
     this.recoverer = new Recoverer({
@@ -216,11 +221,15 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private async run(): Promise<void> {
     let storeFailures = 0
     while (this.stopReason === null) {
+      try {
+        await this.checkStopRequest(false)
+      } catch (error) {
+        this.emit('worker:error', error)
+      }
+      if (this.stopReason !== null) break
       const free = this.concurrency - this.running.size
-      if (free === 0) {
+      if (free <= 0) {
         await this.waitForCapacity()
-        // Let every job that ended in this tick free its slot, so one claim fills them all.
-        await new Promise((resolve) => setImmediate(resolve))
         continue
       }
       const limit = this.claimLimit(free)
@@ -230,8 +239,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
       }
       let jobs: ClaimedJob[]
       try {
-        await this.checkStopRequest(false)
-        if (this.stopReason !== null) break
         jobs = await this.store.claim({
           queues: this.queues,
           limit,
@@ -247,48 +254,69 @@ export class Worker extends EventEmitter<WorkerEvents> {
       for (const job of jobs) this.execute(job)
       if (jobs.length < limit && this.stopReason === null) {
         // The queues are drained: sleep until something happens.
-        this.wakeLoop = new AbortController()
+        this.workWait = new AbortController()
         try {
-          const reason = await this.store.waitForWork({ queues: this.queues, signal: this.wakeLoop.signal })
+          const reason = await this.store.waitForWork({ queues: this.queues, signal: this.workWait.signal })
           if (reason === 'notified') await this.checkStopRequest(true)
         } catch (error) {
           this.emit('worker:error', error)
           await this.pause(backoffMs(++storeFailures, STORE_ERROR_BACKOFF_MS))
+        } finally {
+          this.workWait = null
         }
       }
     }
     await this.finish()
   }
 
+  /**
+   * The completer's flush. When the loop waits for free slots, the slots these settlements free
+   * are filled in the same store call (settleAndClaim): one commit instead of two.
+   */
+  private async flushSettlements(settlements: readonly Settlement[]): Promise<SettleResult[]> {
+    const limit =
+      this.waitingForCapacity && this.stopReason === null
+        ? this.claimLimit(this.concurrency - this.running.size + settlements.length)
+        : 0
+    if (limit <= 0) return this.store.settle({ settlements })
+    const claim = { queues: this.queues, limit, leaseMs: this.leaseMs, workerId: this.workerId }
+    const { settled, claimed } = await this.store.settleAndClaim({ settlements, claim })
+    for (const job of claimed) this.execute(job)
+    return settled
+  }
+
   private claimLimit(free: number): number {
     const { jobLimit } = this.options
-    return jobLimit === undefined ? free : Math.min(free, jobLimit - this.counts.claimed)
+    return jobLimit === undefined ? free : Math.max(0, Math.min(free, jobLimit - this.counts.claimed))
   }
 
   /** Waits until a running job ends (or the worker must stop). */
   private async waitForCapacity(): Promise<void> {
-    this.wakeLoop = new AbortController()
-    const { signal } = this.wakeLoop
     this.waitingForCapacity = true
-    await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }))
+    await new Promise<void>((resolve) => (this.wakeLoop = resolve))
+    // Let every job that ended in this tick free its slot, so one claim fills them all. Until
+    // then the completer may still refill the slots in its own store call (flushSettlements).
+    await new Promise((resolve) => setImmediate(resolve))
     this.waitingForCapacity = false
   }
 
   /** Sleeps, but wakes early for stop(). */
   private async pause(ms: number): Promise<void> {
-    this.wakeLoop = new AbortController()
-    const { signal } = this.wakeLoop
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, ms)
-      signal.addEventListener(
-        'abort',
-        () => {
-          clearTimeout(timer)
-          resolve()
-        },
-        { once: true },
-      )
+      this.wakeLoop = () => {
+        clearTimeout(timer)
+        resolve()
+      }
     })
+  }
+
+  /** Ends whatever the loop is waiting for, so it looks again. */
+  private interruptWait(): void {
+    const wake = this.wakeLoop
+    this.wakeLoop = null
+    wake?.()
+    this.workWait?.abort()
   }
 
   /** Asks the store whether an operator asked workers to stop: after a wake-up, or once a second. */
@@ -303,71 +331,98 @@ export class Worker extends EventEmitter<WorkerEvents> {
   // ── one job ────────────────────────────────────────────────────────────────────────────────
 
   private execute(job: ClaimedJob): void {
-    const abort = new AbortController()
-    this.running.set(job.id, { job, abort })
+    const timeoutMs = job.timeoutMs ?? this.options.defaultTimeoutMs ?? null
+    const entry: Running = { job, abort: new AbortController(), cause: null, timeoutMs, timer: null }
+    this.running.set(job.id, entry)
     this.counts.claimed++
     this.leaseKeeper.start()
     this.emit('job:claimed', job)
-    const timeoutMs = job.timeoutMs ?? this.options.defaultTimeoutMs ?? null
-    void this.executor
-      .run({ job, signal: abort.signal, timeoutMs })
-      .catch((error: unknown): ExecutionOutcome => ({ kind: 'failed', error: toExecutorError(error) }))
-      .then((outcome) => this.settle(job, outcome, abort.signal.reason as AbortReason | undefined))
-      .catch((error: unknown) => this.emit('worker:error', error))
-      .finally(() => {
-        this.running.delete(job.id)
-        if (this.running.size === 0) this.leaseKeeper.stop()
-        this.checkMemory()
-        // Only a loop waiting for a free slot needs waking; one waiting for work has slots already.
-        if (this.waitingForCapacity) this.wakeLoop.abort()
-      })
+    if (timeoutMs !== null) entry.timer = setTimeout(() => this.abortJob(job.id, 'timeout'), timeoutMs)
+    this.executor.run({ job, signal: entry.abort.signal }).then(
+      (outcome) => this.settle(entry, outcome),
+      (error: unknown) => this.settle(entry, { kind: 'failed', error: toExecutorError(error) }),
+    )
   }
 
-  private async settle(job: ClaimedJob, outcome: ExecutionOutcome, abortReason?: AbortReason): Promise<void> {
-    const now = Date.now()
+  private abortJob(id: string, cause: AbortCause): void {
+    const entry = this.running.get(id)
+    if (entry === undefined || entry.cause !== null) return
+    entry.cause = cause
+    entry.abort.abort(
+      cause === 'timeout'
+        ? new Error(`timed out after ${entry.timeoutMs} ms`)
+        : new Error(`aborted: ${cause}`),
+    )
+  }
+
+  /** Turns an attempt's outcome into a settlement (the policy) and records it. */
+  private settle(entry: Running, outcome: ExecutionOutcome): void {
+    if (entry.timer !== null) clearTimeout(entry.timer)
+    const settlement = this.decide(entry, outcome, Date.now())
+    if (settlement === null) {
+      this.counts.leaseLost++
+      this.emit('job:lease-lost', entry.job)
+      this.release(entry)
+      return
+    }
+    this.submitSettlement(settlement).then(
+      (result) => {
+        this.report(entry.job, settlement, result)
+        this.release(entry)
+      },
+      (error: unknown) => {
+        // The store stayed unreachable: the lease runs out and the job runs again.
+        this.emit('worker:error', error)
+        this.release(entry)
+      },
+    )
+  }
+
+  /** The policy: what to write about an attempt. Null when nothing may be written (lease lost). */
+  private decide(entry: Running, outcome: ExecutionOutcome, now: number): Settlement | null {
+    const { job } = entry
     const base = { id: job.id, leaseToken: job.leaseToken }
-    let settlement: Settlement
     switch (outcome.kind) {
       case 'completed':
-        settlement = { ...base, kind: 'completed', result: outcome.result }
-        break
-      case 'snoozed':
-        settlement = { ...base, kind: 'snoozed', runAt: now + outcome.delayMs }
-        break
-      case 'permanent':
-        settlement = { ...base, kind: 'dead', error: outcome.error }
-        break
-      case 'failed':
-        settlement =
-          job.attempts < job.maxAttempts
-            ? {
-                ...base,
-                kind: 'retry',
-                runAt: now + backoffMs(job.attempts, this.options.backoff),
-                error: outcome.error,
-              }
-            : { ...base, kind: 'dead', error: outcome.error }
-        break
-      case 'aborted':
-        if (abortReason === 'lease-lost') {
-          this.counts.leaseLost++
-          this.emit('job:lease-lost', job)
-          return
+        if (outcome.result !== undefined) {
+          try {
+            serializePayload(outcome.result, 'result')
+          } catch (error) {
+            // Retrying would give the same result again: the job is dead, with the reason.
+            const message = `the handler completed but its result cannot be stored: ${(error as Error).message}`
+            return { ...base, kind: 'dead', error: { kind: 'permanent', message } }
+          }
         }
-        // Shutdown: back to ready at once, without using the attempt.
-        settlement = { ...base, kind: 'snoozed', runAt: now }
-        break
+        return { ...base, kind: 'completed', result: outcome.result }
+      case 'snoozed':
+        return { ...base, kind: 'snoozed', runAt: now + outcome.delayMs }
+      case 'permanent':
+        return { ...base, kind: 'dead', error: outcome.error }
+      case 'failed':
+        return this.failure(job, outcome.error, now)
+      case 'aborted':
+        switch (entry.cause) {
+          case 'timeout': {
+            const message = `timed out after ${entry.timeoutMs} ms`
+            return this.failure(job, { kind: 'timeout', message, timeoutMs: entry.timeoutMs! }, now)
+          }
+          case 'lease-lost':
+            return null
+          default:
+            // Shutdown: back to ready at once, without using the attempt.
+            return { ...base, kind: 'snoozed', runAt: now }
+        }
     }
-    if (settlement.kind === 'completed' && settlement.result !== undefined) {
-      try {
-        serializePayload(settlement.result, 'result')
-      } catch (error) {
-        // Retrying would give the same result again: the job is dead, with the reason.
-        const message = `the handler completed but its result cannot be stored: ${(error as Error).message}`
-        settlement = { ...base, kind: 'dead', error: { kind: 'permanent', message } }
-      }
-    }
-    const result = await this.submitSettlement(settlement)
+  }
+
+  private failure(job: ClaimedJob, error: JobError, now: number): Settlement {
+    const base = { id: job.id, leaseToken: job.leaseToken }
+    return job.attempts < job.maxAttempts
+      ? { ...base, kind: 'retry', runAt: now + backoffMs(job.attempts, this.options.backoff), error }
+      : { ...base, kind: 'dead', error }
+  }
+
+  private report(job: ClaimedJob, settlement: Settlement, result: SettleResult): void {
     if (result === 'lease_lost') {
       this.counts.leaseLost++
       this.emit('job:lease-lost', job)
@@ -393,6 +448,15 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
   }
 
+  /** The job's slot is free again. */
+  private release(entry: Running): void {
+    this.running.delete(entry.job.id)
+    if (this.running.size === 0) this.leaseKeeper.stop()
+    this.checkMemory()
+    // Only a loop waiting for a free slot needs waking; one waiting for work has slots already.
+    if (this.waitingForCapacity) this.interruptWait()
+  }
+
   /** A settlement must not be lost to a passing store failure: retry it while the lease lasts. */
   private async submitSettlement(settlement: Settlement): Promise<SettleResult> {
     for (let attempt = 1; ; attempt++) {
@@ -414,12 +478,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (this.stopReason !== null) return
     this.stopReason = reason
     this.emit('worker:stopping', reason)
-    this.wakeLoop.abort()
+    this.interruptWait()
   }
 
   private abortRunning(): void {
     this.hardStop = true
-    for (const { abort } of this.running.values()) abort.abort('shutdown' satisfies AbortReason)
+    for (const id of [...this.running.keys()]) this.abortJob(id, 'shutdown')
   }
 
   private checkMemory(): void {

@@ -713,6 +713,80 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
       })
     })
 
+    describe('settleAndClaim', () => {
+      test('settles, then claims the next jobs, in one call', async ({ store }) => {
+        const t = Date.now()
+        const [first, second, third] = await enqueueJobs(store, t, [{}, {}, {}])
+        const [job] = await claimAt(store, t, { limit: 1 }, first)
+        const { settled, claimed } = await store.settleAndClaim({
+          settlements: [completed(job)],
+          claim: { queues: ['default'], limit: 5, leaseMs: LEASE_MS, workerId: 'worker-1' },
+          now: t + 1,
+        })
+        assert.deepEqual(settled, ['ok'])
+        assert.deepEqual(ids(claimed), [second, third])
+        for (const next of claimed) {
+          assert.equal(next.state, 'active')
+          assert.equal(next.leaseExpiresAt, t + 1 + LEASE_MS)
+        }
+        assert.equal((await store.getJob(first!))?.state, 'completed')
+      })
+
+      test('applies the settlements first, so a retry due now can be claimed by the same call', async ({
+        store,
+      }) => {
+        const t = Date.now()
+        const [only] = await enqueueJobs(store, t, [{}])
+        const [job] = await claimAt(store, t, { limit: 1 }, only)
+        const { settled, claimed } = await store.settleAndClaim({
+          settlements: [
+            {
+              kind: 'retry',
+              id: job!.id,
+              leaseToken: job!.leaseToken,
+              runAt: t,
+              error: { kind: 'error', message: 'x' },
+            },
+          ],
+          claim: { queues: ['default'], limit: 1, leaseMs: LEASE_MS, workerId: 'worker-1' },
+          now: t,
+        })
+        assert.deepEqual(settled, ['ok'])
+        assert.deepEqual(ids(claimed), [only])
+        assert.equal(claimed[0]!.attempts, 2)
+        assert.notEqual(claimed[0]!.leaseToken, job!.leaseToken)
+      })
+
+      test("reports 'lease_lost' for a stale settlement and still claims", async ({ store }) => {
+        const t = Date.now()
+        const [first, second] = await enqueueJobs(store, t, [{}, {}])
+        const [job] = await claimAt(store, t, { limit: 1 }, first)
+        const { settled, claimed } = await store.settleAndClaim({
+          settlements: [{ ...completed(job), leaseToken: 'not-the-token' }],
+          claim: { queues: ['default'], limit: 1, leaseMs: LEASE_MS, workerId: 'worker-1' },
+          now: t,
+        })
+        assert.deepEqual(settled, ['lease_lost'])
+        assert.deepEqual(ids(claimed), [second])
+        assert.equal((await store.getJob(first!))?.state, 'active')
+      })
+
+      test('claims nothing and settles nothing when its claim parameters are bad', async ({ store }) => {
+        const t = Date.now()
+        const [first] = await enqueueJobs(store, t, [{}, {}])
+        const [job] = await claimAt(store, t, { limit: 1 }, first)
+        await assert.rejects(
+          store.settleAndClaim({
+            settlements: [completed(job)],
+            claim: { queues: [], limit: 1, leaseMs: LEASE_MS, workerId: 'worker-1' },
+            now: t,
+          }),
+          (error: unknown) => error instanceof FerryError,
+        )
+        assert.equal((await store.getJob(first!))?.state, 'active')
+      })
+    })
+
     describe('renew', () => {
       test('extends the lease to now plus leaseMs', async ({ store }) => {
         const t = Date.now()

@@ -16,6 +16,7 @@ import {
   type JobId,
   type JobState,
 } from '../../core/job.js'
+import type { Settlement } from '../../core/outcome.js'
 import { assertName, assertQueueList } from '../../core/validate.js'
 import type {
   CancelParams,
@@ -32,6 +33,8 @@ import type {
   RenewParams,
   RequestStopParams,
   RetryParams,
+  SettleAndClaimParams,
+  SettleAndClaimResult,
   SettleParams,
   SettleResult,
   StatsParams,
@@ -253,94 +256,108 @@ export class SqliteStore implements Store {
 
   // ── worker hot path ────────────────────────────────────────────────────────────────────────
 
-  async claim({ queues, limit, leaseMs, workerId, now }: ClaimParams): Promise<ClaimedJob[]> {
+  async claim(params: ClaimParams): Promise<ClaimedJob[]> {
     this.assertOpen('claim')
-    assertQueueList(queues)
-    assertPositiveInteger(limit, 'limit')
-    assertPositiveInteger(leaseMs, 'leaseMs')
-    if (typeof workerId !== 'string' || workerId === '') {
-      throw new ValidationError('invalid_option', 'workerId', 'must be a non-empty string')
-    }
-    const at = now ?? Date.now()
-    const promoteDue = this.statement('claim-promote-due')
-    const nextIds = this.statement('claim-next').pluck()
-    const lease = this.statement('claim')
-    const rows = this.write(() => {
-      promoteDue.run({ now: at })
-      const ids: number[] = []
-      for (const queue of queues) {
-        const remaining = limit - ids.length
-        if (remaining <= 0) break
-        for (const id of nextIds.all({ queue, limit: remaining }) as number[]) ids.push(id)
-      }
-      if (ids.length === 0) return []
-      const leased = lease.all({
-        ids: JSON.stringify(ids),
-        lease_expires_at: at + leaseMs,
-        worker_id: workerId,
-        now: at,
-      }) as JobRow[]
-      // RETURNING gives no order: restore the claim order.
-      const position = new Map(ids.map((id, i) => [id, i]))
-      return leased.sort((a, b) => position.get(a.id)! - position.get(b.id)!)
-    })
-    return rows.map((row) => ({ ...toJob(row), leaseToken: row.lease_token! }) as ClaimedJob)
+    checkClaimParams(params)
+    const at = params.now ?? Date.now()
+    return this.write(() => this.claimIn(params, at)).map(toClaimedJob)
   }
 
   async settle({ settlements, now }: SettleParams): Promise<SettleResult[]> {
     this.assertOpen('settle')
     if (settlements.length === 0) return []
     const at = now ?? Date.now()
+    const { results, rescheduled } = this.write(() => this.settleIn(settlements, at))
+    if (rescheduled) this.wakeAfterReschedule()
+    return results
+  }
+
+  async settleAndClaim({ settlements, claim, now }: SettleAndClaimParams): Promise<SettleAndClaimResult> {
+    this.assertOpen('settleAndClaim')
+    checkClaimParams(claim)
+    const at = now ?? Date.now()
+    const { settled, rows, rescheduled } = this.write(() => {
+      const { results, rescheduled } = this.settleIn(settlements, at)
+      return { settled: results, rows: this.claimIn(claim, at), rescheduled }
+    })
+    if (rescheduled) this.wakeAfterReschedule()
+    return { settled, claimed: rows.map(toClaimedJob) }
+  }
+
+  /** The claim, inside a write transaction. */
+  private claimIn({ queues, limit, leaseMs, workerId }: ClaimParams, at: number): JobRow[] {
+    this.statement('claim-promote-due').run({ now: at })
+    const nextIds = this.statement('claim-next').pluck()
+    const ids: number[] = []
+    for (const queue of queues) {
+      const remaining = limit - ids.length
+      if (remaining <= 0) break
+      for (const id of nextIds.all({ queue, limit: remaining }) as number[]) ids.push(id)
+    }
+    if (ids.length === 0) return []
+    const leased = this.statement('claim').all({
+      ids: JSON.stringify(ids),
+      lease_expires_at: at + leaseMs,
+      worker_id: workerId,
+      now: at,
+    }) as JobRow[]
+    // RETURNING gives no order: restore the claim order.
+    const position = new Map(ids.map((id, i) => [id, i]))
+    return leased.sort((a, b) => position.get(a.id)! - position.get(b.id)!)
+  }
+
+  /** The settlements, inside a write transaction. */
+  private settleIn(
+    settlements: readonly Settlement[],
+    at: number,
+  ): { results: SettleResult[]; rescheduled: boolean } {
     const completed = this.statement('settle-completed')
     const retry = this.statement('settle-retry')
     const dead = this.statement('settle-dead')
     let rescheduled = false
-    const results = this.write(() =>
-      settlements.map((s, i): SettleResult => {
-        let changes: number
-        switch (s.kind) {
-          case 'completed':
-            changes = completed.run({
-              id: s.id,
-              lease_token: s.leaseToken,
-              result: s.result === undefined ? null : JSON.stringify(s.result),
-              now: at,
-            }).changes
-            break
-          case 'retry':
-          case 'snoozed':
-            assertInstant(s.runAt, `settlements[${i}].runAt`)
-            changes = retry.run({
-              id: s.id,
-              lease_token: s.leaseToken,
-              state: s.runAt <= at ? 'ready' : 'scheduled',
-              run_at: s.runAt,
-              last_error: s.kind === 'retry' ? JSON.stringify(s.error) : null,
-              attempts_back: s.kind === 'snoozed' ? 1 : 0,
-              now: at,
-            }).changes
-            rescheduled ||= changes > 0
-            break
-          case 'dead':
-            changes = dead.run({
-              id: s.id,
-              lease_token: s.leaseToken,
-              last_error: JSON.stringify(s.error),
-              now: at,
-            }).changes
-            break
-          default:
-            throw new ValidationError(
-              'invalid_option',
-              `settlements[${i}].kind`,
-              `unknown kind ${JSON.stringify((s as { kind: unknown }).kind)}`,
-            )
-        }
-        return changes === 1 ? 'ok' : 'lease_lost'
-      }),
-    )
-    if (rescheduled) this.wakeAfterReschedule()
-    return results
+    const results = settlements.map((s, i): SettleResult => {
+      let changes: number
+      switch (s.kind) {
+        case 'completed':
+          changes = completed.run({
+            id: s.id,
+            lease_token: s.leaseToken,
+            result: s.result === undefined ? null : JSON.stringify(s.result),
+            now: at,
+          }).changes
+          break
+        case 'retry':
+        case 'snoozed':
+          assertInstant(s.runAt, `settlements[${i}].runAt`)
+          changes = retry.run({
+            id: s.id,
+            lease_token: s.leaseToken,
+            state: s.runAt <= at ? 'ready' : 'scheduled',
+            run_at: s.runAt,
+            last_error: s.kind === 'retry' ? JSON.stringify(s.error) : null,
+            attempts_back: s.kind === 'snoozed' ? 1 : 0,
+            now: at,
+          }).changes
+          rescheduled ||= changes > 0
+          break
+        case 'dead':
+          changes = dead.run({
+            id: s.id,
+            lease_token: s.leaseToken,
+            last_error: JSON.stringify(s.error),
+            now: at,
+          }).changes
+          break
+        default:
+          throw new ValidationError(
+            'invalid_option',
+            `settlements[${i}].kind`,
+            `unknown kind ${JSON.stringify((s as { kind: unknown }).kind)}`,
+          )
+      }
+      return changes === 1 ? 'ok' : 'lease_lost'
+    })
+    return { results, rescheduled }
   }
 
   async renew({ leases, leaseMs, now }: RenewParams): Promise<SettleResult[]> {
@@ -687,6 +704,19 @@ function toJob(row: JobRow): Job {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     finishedAt: row.finished_at,
+  }
+}
+
+function toClaimedJob(row: JobRow): ClaimedJob {
+  return { ...toJob(row), leaseToken: row.lease_token! } as ClaimedJob
+}
+
+function checkClaimParams({ queues, limit, leaseMs, workerId }: ClaimParams): void {
+  assertQueueList(queues)
+  assertPositiveInteger(limit, 'limit')
+  assertPositiveInteger(leaseMs, 'leaseMs')
+  if (typeof workerId !== 'string' || workerId === '') {
+    throw new ValidationError('invalid_option', 'workerId', 'must be a non-empty string')
   }
 }
 

@@ -3,10 +3,12 @@ import type { ClaimedJob, JobError } from '../../core/job.js'
 /** One attempt to hand to an executor. */
 export interface Execution {
   job: ClaimedJob
-  /** Aborted when the attempt must stop early: shutdown, lost lease, cancellation. */
+  /**
+   * The handler's signal. The worker aborts it when the attempt must stop early: its timeout,
+   * shutdown, a lost lease (cancellation). An executor then stops the attempt as far as its
+   * strategy allows and reports 'aborted'.
+   */
   signal: AbortSignal
-  /** The attempt's time limit, or null for none. */
-  timeoutMs: number | null
 }
 
 /**
@@ -32,8 +34,9 @@ export interface Executor {
   readonly strategy: 'inline' | 'threads' | 'processes' | 'fork'
   /** Loads handlers, starts pools: everything that must happen once, before the first claim. */
   start(): Promise<void>
-  /** Job names this executor can run. */
+  /** Job names this executor can run (known once started). */
   readonly jobNames: ReadonlySet<string>
+  /** Never rejects: every way an attempt can end is an outcome. */
   run(execution: Execution): Promise<ExecutionOutcome>
   /** Stops pools. Attempts still running are aborted. */
   close(): Promise<void>

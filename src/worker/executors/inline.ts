@@ -5,11 +5,11 @@ import { loadHandlers, type HandlerSource } from '../handler-module.js'
 import type { Execution, ExecutionOutcome, Executor } from './executor.js'
 
 /**
- * Runs handlers on the worker's own event loop: the lowest overhead, and no isolation. A handler
- * that ignores its abort signal keeps running after a timeout (its attempt is failed and its slot
- * freed all the same); one that blocks the event loop, calls process.exit or runs out of memory
- * takes the worker with it, and its job comes back when the lease expires. Use the processes
- * strategy for handlers you do not trust.
+ * Runs handlers on the worker's own event loop: the lowest overhead, and no isolation. An aborted
+ * attempt (timeout, shutdown, lost lease) ends at once for the worker, but a handler that ignores
+ * its signal keeps running in the background; one that blocks the event loop, calls process.exit
+ * or runs out of memory takes the worker with it, and its job comes back when the lease expires.
+ * Use an isolating strategy for handlers you do not trust.
  */
 export class InlineExecutor implements Executor {
   readonly strategy = 'inline'
@@ -27,62 +27,46 @@ export class InlineExecutor implements Executor {
     this.names = new Set(Object.keys(this.handlers))
   }
 
-  async run({ job, signal, timeoutMs }: Execution): Promise<ExecutionOutcome> {
+  run({ job, signal }: Execution): Promise<ExecutionOutcome> {
     const handler: JobHandler | undefined = Object.hasOwn(this.handlers, job.name)
       ? this.handlers[job.name]
       : undefined
     if (handler === undefined) {
-      return {
+      return Promise.resolve({
         kind: 'failed',
         error: { kind: 'unknown_handler', message: `no handler for job name "${job.name}" in this worker` },
-      }
+      })
     }
-    // The handler's own signal: aborted by the worker (shutdown, lost lease) or by the timeout.
-    const controller = new AbortController()
-    const onAbort = (): void => controller.abort(signal.reason)
-    signal.addEventListener('abort', onAbort, { once: true })
-    let timer: NodeJS.Timeout | undefined
-    try {
-      const attempt = invoke(handler, job.payload, { signal: controller.signal, job, attempt: job.attempts })
-      const stops: Promise<ExecutionOutcome>[] = [attempt]
-      if (timeoutMs !== null) {
-        stops.push(
-          new Promise((resolve) => {
-            timer = setTimeout(() => {
-              const message = `timed out after ${timeoutMs} ms`
-              resolve({ kind: 'failed', error: { kind: 'timeout', message, timeoutMs } })
-              controller.abort(new Error(message))
-            }, timeoutMs)
-          }),
-        )
+    if (signal.aborted) return Promise.resolve({ kind: 'aborted' })
+    // One promise per attempt: settled by the handler or by the abort, whichever comes first.
+    return new Promise((resolve) => {
+      const onAbort = (): void => resolve({ kind: 'aborted' })
+      signal.addEventListener('abort', onAbort, { once: true })
+      const end = (outcome: ExecutionOutcome): void => {
+        signal.removeEventListener('abort', onAbort)
+        resolve(outcome)
       }
-      if (signal.aborted) return { kind: 'aborted' }
-      stops.push(
-        new Promise((resolve) => signal.addEventListener('abort', () => resolve({ kind: 'aborted' }))),
+      let returned: unknown
+      try {
+        returned = handler(job.payload, { signal, job, attempt: job.attempts })
+      } catch (thrown) {
+        end(outcomeOfThrow(thrown))
+        return
+      }
+      Promise.resolve(returned).then(
+        (result: unknown) => end({ kind: 'completed', result }),
+        (thrown: unknown) => end(outcomeOfThrow(thrown)),
       )
-      return await Promise.race(stops)
-    } finally {
-      if (timer !== undefined) clearTimeout(timer)
-      signal.removeEventListener('abort', onAbort)
-    }
+    })
   }
 
   async close(): Promise<void> {}
 }
 
-async function invoke(
-  handler: JobHandler,
-  payload: unknown,
-  ctx: Parameters<JobHandler>[1],
-): Promise<ExecutionOutcome> {
-  try {
-    const result: unknown = await handler(payload, ctx)
-    return { kind: 'completed', result }
-  } catch (thrown) {
-    if (thrown instanceof JobSnooze) return { kind: 'snoozed', delayMs: thrown.delayMs }
-    if (thrown instanceof JobPermanentFailure) {
-      return { kind: 'permanent', error: { ...toJobError(thrown), kind: 'permanent' } }
-    }
-    return { kind: 'failed', error: toJobError(thrown) }
-  }
+/** What a thrown value means: the helpers' signals, or a failure. */
+export function outcomeOfThrow(thrown: unknown): ExecutionOutcome {
+  if (thrown instanceof JobSnooze) return { kind: 'snoozed', delayMs: thrown.delayMs }
+  if (thrown instanceof JobPermanentFailure)
+    return { kind: 'permanent', error: { ...toJobError(thrown), kind: 'permanent' } }
+  return { kind: 'failed', error: toJobError(thrown) }
 }
