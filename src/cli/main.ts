@@ -3,9 +3,15 @@
 import { Command, CommanderError } from 'commander'
 import { FerryError } from '../core/errors.js'
 import { DEFAULT_STORE_URL } from '../store/open-store.js'
+import { registerCancel } from './commands/cancel.js'
 import { registerDemo } from './commands/demo.js'
 import { registerEnqueue } from './commands/enqueue.js'
+import { registerJobs } from './commands/jobs.js'
 import { registerMigrate } from './commands/migrate.js'
+import { registerPurge } from './commands/purge.js'
+import { registerRetry } from './commands/retry.js'
+import { registerStats } from './commands/stats.js'
+import { registerStopWorkers } from './commands/stop-workers.js'
 import { registerWork } from './commands/work.js'
 
 const program = new Command('ferry')
@@ -22,6 +28,12 @@ registerDemo(program)
 registerWork(program)
 registerMigrate(program)
 registerEnqueue(program)
+registerStats(program)
+registerJobs(program)
+registerRetry(program)
+registerCancel(program)
+registerPurge(program)
+registerStopWorkers(program)
 
 try {
   await program.parseAsync(process.argv)

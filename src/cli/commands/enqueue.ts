@@ -1,9 +1,11 @@
 import type { Command } from 'commander'
-import { createClient } from '../../client/client.js'
+import { createClient, type Client, type JobSpec } from '../../client/client.js'
 import { parseDuration } from '../../core/duration.js'
 import { ValidationError } from '../../core/errors.js'
-import type { EnqueueOptions } from '../../core/validate.js'
+import { normalizeJob, type EnqueueOptions } from '../../core/validate.js'
+import type { EnqueueResult } from '../../store/store.js'
 import { openStore } from '../../store/open-store.js'
+import { countOf, truncate } from '../format.js'
 
 interface EnqueueFlags {
   queue?: string
@@ -11,48 +13,332 @@ interface EnqueueFlags {
   delay?: string
   maxAttempts?: string
   uniqueKey?: string
+  stdin?: boolean
 }
+
+/** The one-job flags, which --stdin refuses: each line carries its own options. */
+const ONE_JOB_FLAGS: readonly [keyof EnqueueFlags, string][] = [
+  ['queue', '--queue'],
+  ['priority', '--priority'],
+  ['delay', '--delay'],
+  ['maxAttempts', '--max-attempts'],
+  ['uniqueKey', '--unique-key'],
+]
 
 export function registerEnqueue(program: Command): void {
   program
     .command('enqueue')
-    .description('enqueue one job; prints its id once it is durably stored')
-    .argument('<name>', 'job name (the handler that runs it)')
-    .argument('[payload-json]', 'the payload, as JSON', 'null')
+    .description(
+      'enqueue one job, or with --stdin one job per JSON line; prints each id once it is durably stored',
+    )
+    .argument('[name]', 'job name (the handler that runs it)')
+    .argument('[payload-json]', 'the payload, as JSON (default null)')
     .option('--queue <queue>', 'queue name (default "default")')
     .option('--priority <n>', 'integer, higher runs first (default 0)')
     .option('--delay <duration>', 'run no earlier than this from now: 500ms, 5s, 10m, 2h, 1d')
     .option('--max-attempts <n>', 'attempts before the job is dead (default 25)')
     .option('--unique-key <key>', 'if a job with this key exists, print its id and add nothing')
-    .action(async (name: string, payloadJson: string, flags: EnqueueFlags) => {
-      let payload: unknown
-      try {
-        payload = JSON.parse(payloadJson)
-      } catch (error) {
-        throw new ValidationError(
-          'invalid_payload',
-          'payload-json',
-          `is not valid JSON: ${(error as Error).message}`,
-        )
-      }
-      const options: EnqueueOptions = {}
-      if (flags.queue !== undefined) options.queue = flags.queue
-      if (flags.priority !== undefined) options.priority = toNumber(flags.priority)
-      if (flags.delay !== undefined) options.delayMs = parseDuration(flags.delay, '--delay')
-      if (flags.maxAttempts !== undefined) options.maxAttempts = toNumber(flags.maxAttempts)
-      if (flags.uniqueKey !== undefined) options.uniqueKey = flags.uniqueKey
+    .option(
+      '--stdin',
+      'read one job per line from stdin as JSON: {"name", "payload", ...options} (docs/cli.md)',
+    )
+    .action(
+      async (
+        name: string | undefined,
+        payloadJson: string | undefined,
+        flags: EnqueueFlags,
+        command: Command,
+      ) => {
+        if (flags.stdin === true) {
+          if (name !== undefined) command.error('error: --stdin takes no arguments: each line names its job')
+          const given = ONE_JOB_FLAGS.find(([key]) => flags[key] !== undefined)
+          if (given !== undefined) {
+            command.error(`error: ${given[1]} cannot be combined with --stdin: give it in each line instead`)
+          }
+          const store = await openStore(program.opts<{ store: string }>().store)
+          const client = createClient({ store })
+          try {
+            const { badLineCount } = await enqueueLines(client, process.stdin)
+            if (badLineCount > 0) process.exitCode = 1
+          } finally {
+            await client.close()
+            await store.close()
+          }
+          return
+        }
+        if (name === undefined) command.error("error: missing required argument 'name' (or use --stdin)")
 
-      const store = await openStore(program.opts<{ store: string }>().store)
-      try {
-        const { id } = await createClient({ store }).enqueue(name, payload, options)
-        process.stdout.write(`${id}\n`)
-      } finally {
-        await store.close()
-      }
-    })
+        const payload = parsePayload(payloadJson ?? 'null', 'payload-json')
+        const options: EnqueueOptions = {}
+        if (flags.queue !== undefined) options.queue = flags.queue
+        if (flags.priority !== undefined) options.priority = toNumber(flags.priority)
+        if (flags.delay !== undefined) options.delayMs = parseDuration(flags.delay, '--delay')
+        if (flags.maxAttempts !== undefined) options.maxAttempts = toNumber(flags.maxAttempts)
+        if (flags.uniqueKey !== undefined) options.uniqueKey = flags.uniqueKey
+
+        const store = await openStore(program.opts<{ store: string }>().store)
+        try {
+          const { id } = await createClient({ store }).enqueue(name, payload, options)
+          process.stdout.write(`${id}\n`)
+        } finally {
+          await store.close()
+        }
+      },
+    )
 }
 
 /** Leaves the range and integer checks to validation, which names the option in its error. */
 function toNumber(text: string): number {
   return text.trim() === '' ? NaN : Number(text)
+}
+
+function parsePayload(json: string, field: string): unknown {
+  try {
+    return JSON.parse(json)
+  } catch (error) {
+    throw new ValidationError('invalid_payload', field, `is not valid JSON: ${(error as Error).message}`)
+  }
+}
+
+// ── --stdin ──────────────────────────────────────────────────────────────────────────────────
+
+/** Most lines in one enqueueMany call, which is one transaction. */
+const BATCH_MAX_LINES = 1000
+/** Batches submitted but not yet printed before reading pauses, so a fast producer cannot fill memory. */
+const MAX_BATCHES_IN_FLIGHT = 4
+const PROGRESS_INTERVAL_MS = 100
+
+const LINE_KEYS = [
+  'name',
+  'payload',
+  'queue',
+  'priority',
+  'delay',
+  'delayMs',
+  'runAt',
+  'maxAttempts',
+  'timeoutMs',
+  'uniqueKey',
+] as const
+type LineKey = (typeof LINE_KEYS)[number]
+const LINE_KEY_SET = new Set<string>(LINE_KEYS)
+/** Keys that go to EnqueueOptions unchanged; null in any of them means "the default", as in the API. */
+const PLAIN_OPTION_KEYS = ['queue', 'priority', 'delayMs', 'maxAttempts', 'timeoutMs', 'uniqueKey'] as const
+
+/** A line that is not a job; its message follows `line N: `. */
+class BadLineError extends Error {}
+
+interface EnqueueLinesResult {
+  storedCount: number
+  badLineCount: number
+}
+
+/**
+ * Reads JSON lines and enqueues them in batches: whatever arrived before the event loop turns, up
+ * to BATCH_MAX_LINES, goes in one enqueueMany call (one transaction). So a slow stream has each
+ * line committed at once, and a fast one is committed in large transactions. A batch's ids are
+ * printed only once it is committed, and in input order, so a run killed at any moment has printed
+ * only ids that are stored. Bad lines are reported on stderr with their number and skipped. After a
+ * store failure nothing more is printed and the error is thrown: the printed ids are then those of
+ * the leading good lines.
+ */
+function enqueueLines(client: Client, input: NodeJS.ReadStream): Promise<EnqueueLinesResult> {
+  return new Promise((resolve, reject) => {
+    const progress = progressLine(process.stderr)
+    let lineNumber = 0
+    let partialLine = ''
+    let batch: JobSpec[] = []
+    let batchesInFlight = 0
+    let flushScheduled = false
+    let ended = false
+    let failed = false
+    let storedCount = 0
+    let badLineCount = 0
+    // Every batch's printing waits for the batches before it: ids come out in input order.
+    let printing: Promise<void> = Promise.resolve()
+
+    const showProgress = (): void =>
+      progress.update(`${countOf(storedCount, 'job')} stored, ${countOf(badLineCount, 'bad line')}`)
+
+    const fail = (error: unknown): void => {
+      if (failed) return
+      failed = true
+      input.pause()
+      progress.clear()
+      reject(error)
+    }
+
+    const finishIfDone = (): void => {
+      if (!ended || failed || batchesInFlight > 0) return
+      progress.finish(`${countOf(storedCount, 'job')} stored, ${countOf(badLineCount, 'bad line')}`)
+      resolve({ storedCount, badLineCount })
+    }
+
+    const takeLine = (line: string): void => {
+      lineNumber++
+      if (line.trim() === '') return
+      try {
+        batch.push(jobFromLine(line))
+      } catch (error) {
+        if (!(error instanceof BadLineError || error instanceof ValidationError)) throw error
+        badLineCount++
+        progress.clear()
+        process.stderr.write(`line ${lineNumber}: ${error.message}\n`)
+        return
+      }
+      if (batch.length >= BATCH_MAX_LINES) submitBatch()
+    }
+
+    const submitBatch = (): void => {
+      if (batch.length === 0 || failed) return
+      const specs = batch
+      batch = []
+      batchesInFlight++
+      if (batchesInFlight >= MAX_BATCHES_IN_FLIGHT) input.pause()
+      // Settled at once into a value, so a failure is never an unhandled rejection while it waits its turn.
+      const committed: Promise<EnqueueResult[] | { error: unknown }> = client
+        .enqueueMany(specs)
+        .catch((error: unknown) => ({ error }))
+      printing = printing
+        .then(async () => {
+          const outcome = await committed
+          if (failed) return
+          if (!Array.isArray(outcome)) return fail(outcome.error)
+          if (process.stdout.isTTY) progress.clear()
+          process.stdout.write(`${outcome.map((result) => result.id).join('\n')}\n`)
+          storedCount += outcome.length
+          batchesInFlight--
+          showProgress()
+          if (batchesInFlight < MAX_BATCHES_IN_FLIGHT && !ended) input.resume()
+          finishIfDone()
+        })
+        .catch(fail)
+    }
+
+    const takeChunk = (chunk: string): void => {
+      const lines = (partialLine + chunk).split('\n')
+      partialLine = lines.pop()!
+      for (const line of lines) {
+        if (failed) return
+        takeLine(line.endsWith('\r') ? line.slice(0, -1) : line)
+      }
+      if (!flushScheduled) {
+        flushScheduled = true
+        setImmediate(() => {
+          flushScheduled = false
+          submitBatch()
+        })
+      }
+    }
+
+    input.setEncoding('utf8')
+    input.on('data', (chunk: string) => {
+      try {
+        takeChunk(chunk)
+      } catch (error) {
+        fail(error)
+      }
+    })
+    input.on('end', () => {
+      try {
+        if (partialLine !== '') takeLine(partialLine.endsWith('\r') ? partialLine.slice(0, -1) : partialLine)
+        submitBatch()
+      } catch (error) {
+        fail(error)
+      }
+      ended = true
+      finishIfDone()
+    })
+    input.on('error', fail)
+  })
+}
+
+/** One JSON line as a job for enqueueMany, checked here so a bad line fails alone, not its batch. */
+function jobFromLine(line: string): JobSpec {
+  let value: unknown
+  try {
+    value = JSON.parse(line)
+  } catch (error) {
+    throw new BadLineError(`is not valid JSON: ${(error as Error).message}`)
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new BadLineError(
+      `must be a JSON object such as {"name": "send-email", "payload": {...}} (got ${
+        Array.isArray(value) ? 'an array' : truncate(JSON.stringify(value), 40)
+      })`,
+    )
+  }
+  const fields = value as Partial<Record<LineKey, unknown>>
+  for (const key of Object.keys(fields)) {
+    if (!LINE_KEY_SET.has(key)) {
+      throw new ValidationError('invalid_option', key, `unknown key (known keys: ${LINE_KEYS.join(', ')})`)
+    }
+  }
+  const options: Record<string, unknown> = {}
+  for (const key of PLAIN_OPTION_KEYS) if (fields[key] !== undefined) options[key] = fields[key]
+  if (fields.delay != null) {
+    if (fields.delayMs != null) {
+      throw new ValidationError('invalid_option', 'delay', 'give delay or delayMs, not both')
+    }
+    if (typeof fields.delay !== 'string') {
+      throw new ValidationError(
+        'invalid_delay',
+        'delay',
+        'must be a duration such as "5s" or "10m" (delayMs takes a number)',
+      )
+    }
+    options.delayMs = parseDuration(fields.delay, 'delay')
+  }
+  if (fields.runAt != null) options.runAt = toRunAt(fields.runAt)
+  const name = fields.name
+  const payload = fields.payload === undefined ? null : fields.payload
+  normalizeJob(name, payload, options)
+  // normalizeJob has checked every value: they are what EnqueueOptions says.
+  return { name: name as string, payload, options: options as EnqueueOptions }
+}
+
+/** ISO 8601 text or epoch milliseconds; anything else is left for validation to refuse by name. */
+function toRunAt(value: unknown): unknown {
+  if (typeof value !== 'string') return value
+  const ms = Date.parse(value)
+  if (Number.isNaN(ms)) {
+    throw new ValidationError(
+      'invalid_run_at',
+      'runAt',
+      `${JSON.stringify(value)} is not an ISO 8601 date (e.g. 2030-01-31T09:00:00Z) or epoch milliseconds`,
+    )
+  }
+  return ms
+}
+
+interface ProgressLine {
+  update(text: string): void
+  clear(): void
+  /** Draws `text` one last time and ends its line. */
+  finish(text: string): void
+}
+
+/** A count redrawn in place on stderr, at most every PROGRESS_INTERVAL_MS; nothing when stderr is not a terminal. */
+function progressLine(stream: NodeJS.WriteStream): ProgressLine {
+  if (stream.isTTY !== true) return { update() {}, clear() {}, finish() {} }
+  let shown = false
+  let drawnAt = 0
+  return {
+    update(text) {
+      const now = Date.now()
+      if (now - drawnAt < PROGRESS_INTERVAL_MS) return
+      drawnAt = now
+      stream.write(`\r\x1b[K${text}`)
+      shown = true
+    },
+    clear() {
+      if (shown) stream.write('\r\x1b[K')
+      shown = false
+      drawnAt = 0
+    },
+    finish(text) {
+      stream.write(`\r\x1b[K${text}\n`)
+      shown = false
+    },
+  }
 }

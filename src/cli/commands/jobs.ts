@@ -1,0 +1,191 @@
+import type { Command } from 'commander'
+import { JobNotFoundError, ValidationError } from '../../core/errors.js'
+import { JOB_STATES, type Job, type JobError, type JobState } from '../../core/job.js'
+import { assertName } from '../../core/validate.js'
+import { openStore } from '../../store/open-store.js'
+import type { ListJobsParams } from '../../store/store.js'
+import { formatDuration, formatInstant, formatJson, formatTable, toIso, truncate } from '../format.js'
+
+interface JobsFlags {
+  state?: string
+  queue?: string
+  limit?: string
+  json?: boolean
+}
+
+const DEFAULT_LIMIT = 50
+/** The store's largest page; a larger --limit reads several. */
+const PAGE_SIZE = 1000
+const ERROR_COLUMN_WIDTH = 60
+
+export function registerJobs(program: Command): void {
+  const jobs = program
+    .command('jobs')
+    .description('list jobs, newest first; `ferry jobs show <id>` shows one in full')
+    .option('--state <state>', `only jobs in this state: ${JOB_STATES.join(', ')}`)
+    .option('--queue <queue>', 'only jobs of this queue')
+    .option('--limit <n>', `at most this many jobs (default ${DEFAULT_LIMIT})`)
+    .option('--json', 'print a JSON array of jobs (shape in docs/cli.md)')
+    .action(async (flags: JobsFlags) => {
+      const filter: ListJobsParams = {}
+      if (flags.state !== undefined) filter.state = parseState(flags.state)
+      if (flags.queue !== undefined) {
+        assertName(flags.queue, '--queue')
+        filter.queue = flags.queue
+      }
+      const limit = flags.limit === undefined ? DEFAULT_LIMIT : parseLimit(flags.limit)
+
+      const store = await openStore(program.opts<{ store: string }>().store)
+      const found: Job[] = []
+      let more: boolean
+      try {
+        let cursor: string | null = null
+        do {
+          const page = await store.listJobs({
+            ...filter,
+            limit: Math.min(PAGE_SIZE, limit - found.length),
+            ...(cursor === null ? {} : { cursor }),
+          })
+          found.push(...page.jobs)
+          cursor = page.nextCursor
+        } while (cursor !== null && found.length < limit)
+        more = cursor !== null
+      } finally {
+        await store.close()
+      }
+
+      if (flags.json === true) {
+        process.stdout.write(formatJson(found.map(jobToJson)))
+        return
+      }
+      if (found.length === 0) {
+        process.stdout.write('no jobs match\n')
+        return
+      }
+      const now = Date.now()
+      process.stdout.write(
+        formatTable(
+          ['ID', 'QUEUE', 'NAME', 'STATE', 'PRIORITY', 'ATTEMPTS', 'RUN AT / FINISHED AT', 'LAST ERROR'],
+          found.map((job) => [
+            job.id,
+            job.queue,
+            job.name,
+            job.state,
+            String(job.priority),
+            `${job.attempts}/${job.maxAttempts}`,
+            formatInstant(job.finishedAt ?? job.runAt, now),
+            job.lastError === null ? '' : truncate(job.lastError.message, ERROR_COLUMN_WIDTH),
+          ]),
+          ['right', 'left', 'left', 'left', 'right', 'right'],
+        ),
+      )
+      // A hint, not data: stderr keeps stdout to the table.
+      if (more) process.stderr.write(`(the newest ${found.length} shown; more match: raise --limit)\n`)
+    })
+
+  jobs
+    .command('show')
+    .description('one job with every field')
+    .argument('<id>', 'job id')
+    .option('--json', 'print the job as a JSON object (shape in docs/cli.md)')
+    .action(async (id: string, flags: { json?: boolean }) => {
+      const store = await openStore(program.opts<{ store: string }>().store)
+      let job: Job | null
+      try {
+        job = await store.getJob(id)
+      } finally {
+        await store.close()
+      }
+      if (job === null) throw new JobNotFoundError(id)
+      // `ferry jobs show 7 --json`: commander hands a --json after the id to `jobs`, which has one too.
+      const json = flags.json === true || jobs.opts<JobsFlags>().json === true
+      process.stdout.write(json ? formatJson(jobToJson(job)) : describeJob(job, Date.now()))
+    })
+}
+
+function parseState(text: string): JobState {
+  if (!(JOB_STATES as readonly string[]).includes(text)) {
+    throw new ValidationError(
+      'invalid_option',
+      '--state',
+      `"${text}" is not a state (use ${JOB_STATES.join(', ')})`,
+    )
+  }
+  return text as JobState
+}
+
+function parseLimit(text: string): number {
+  const limit = /^\d+$/.test(text.trim()) ? Number(text) : NaN
+  if (!Number.isSafeInteger(limit) || limit < 1) {
+    throw new ValidationError('invalid_option', '--limit', `"${text}" is not a positive integer`)
+  }
+  return limit
+}
+
+/** The --json form of a job: every field of Job, in its order, with instants as ISO 8601 text. */
+function jobToJson(job: Job): Record<string, unknown> {
+  return {
+    id: job.id,
+    queue: job.queue,
+    name: job.name,
+    payload: job.payload,
+    state: job.state,
+    priority: job.priority,
+    runAt: toIso(job.runAt),
+    attempts: job.attempts,
+    maxAttempts: job.maxAttempts,
+    timeoutMs: job.timeoutMs,
+    uniqueKey: job.uniqueKey,
+    lastError: job.lastError,
+    result: job.result,
+    workerId: job.workerId,
+    leaseExpiresAt: toIso(job.leaseExpiresAt),
+    createdAt: toIso(job.createdAt),
+    updatedAt: toIso(job.updatedAt),
+    finishedAt: toIso(job.finishedAt),
+  }
+}
+
+function describeJob(job: Job, now: number): string {
+  const instant = (ms: number | null): string => (ms === null ? '-' : formatInstant(ms, now))
+  const fields: [string, string][] = [
+    ['id', job.id],
+    ['queue', job.queue],
+    ['name', job.name],
+    ['state', job.state],
+    ['priority', String(job.priority)],
+    ['attempts', `${job.attempts} of ${job.maxAttempts}`],
+    ['timeout', job.timeoutMs === null ? "the worker's default" : formatDuration(job.timeoutMs)],
+    ['unique key', job.uniqueKey ?? '-'],
+    ['run at', instant(job.runAt)],
+    ['created at', instant(job.createdAt)],
+    ['updated at', instant(job.updatedAt)],
+    ['finished at', instant(job.finishedAt)],
+    ['worker', job.workerId ?? '-'],
+    ['lease expires at', instant(job.leaseExpiresAt)],
+  ]
+  const width = Math.max(...fields.map(([label]) => label.length)) + 2
+  const lines = fields.map(([label, value]) => `${`${label}:`.padEnd(width)}${value}`)
+  lines.push('payload:', indent(JSON.stringify(job.payload, null, 2)))
+  lines.push('last error:', job.lastError === null ? indent('-') : indent(describeError(job.lastError)))
+  lines.push('result:', indent(job.result === null ? '-' : JSON.stringify(job.result, null, 2)))
+  return `${lines.join('\n')}\n`
+}
+
+function describeError(error: JobError): string {
+  const lines = [`${error.kind}${error.name === undefined ? '' : ` (${error.name})`}: ${error.message}`]
+  if (error.exitCode != null) lines.push(`exit code: ${error.exitCode}`)
+  if (error.signal != null) lines.push(`signal: ${error.signal}`)
+  if (error.timeoutMs !== undefined) lines.push(`timeout: ${formatDuration(error.timeoutMs)}`)
+  if (error.stderrTail !== undefined && error.stderrTail !== '')
+    lines.push('stderr (last lines):', indent(error.stderrTail))
+  if (error.stack !== undefined) lines.push('stack:', indent(error.stack))
+  return lines.join('\n')
+}
+
+function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => `  ${line}`)
+    .join('\n')
+}

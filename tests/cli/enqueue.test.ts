@@ -1,0 +1,186 @@
+/**
+ * `ferry enqueue`: the one-job form, and --stdin, which stores each good JSON line through the
+ * bulk path, prints the ids in input order and reports bad lines by number.
+ */
+import assert from 'node:assert/strict'
+import { once } from 'node:events'
+import { test } from 'node:test'
+
+import { allJobs, runFerry, spawnFerry, tempDatabase } from './cli-harness.js'
+
+test('enqueues one job from its arguments and prints its id', async (t) => {
+  const db = tempDatabase(t)
+  const before = Date.now()
+  const { code, stdout, stderr } = await runFerry(db.url, [
+    'enqueue',
+    'send-email',
+    '{"to":"ada@example.com"}',
+    '--queue',
+    'mail',
+    '--priority',
+    '5',
+    '--delay',
+    '10m',
+    '--max-attempts',
+    '3',
+    '--unique-key',
+    'welcome-ada',
+  ])
+  assert.equal(stderr, '')
+  assert.equal(code, 0)
+  const store = await db.open()
+  const job = await store.getJob(stdout.trim())
+  assert.ok(job !== null, `no job ${stdout.trim()}`)
+  assert.equal(job.name, 'send-email')
+  assert.deepEqual(job.payload, { to: 'ada@example.com' })
+  assert.equal(job.queue, 'mail')
+  assert.equal(job.priority, 5)
+  assert.equal(job.state, 'scheduled')
+  assert.equal(job.runAt, job.createdAt + 600_000)
+  assert.ok(job.createdAt >= before)
+  assert.equal(job.maxAttempts, 3)
+  assert.equal(job.uniqueKey, 'welcome-ada')
+})
+
+test('stores every good --stdin line with its options, prints their ids in input order and reports bad lines by number', async (t) => {
+  const db = tempDatabase(t)
+  const lines = [
+    /* 1 */ '{"name":"send-email","payload":{"to":"ada@example.com"}}',
+    /* 2 */ '{"name":"send-email","payload":{"to":',
+    /* 3 */ '{"name":"resize","payload":[1,2],"queue":"images","priority":-3,"delay":"10m","maxAttempts":2}',
+    /* 4 */ '',
+    /* 5 */ '{"name":"resize","prioirty":1}',
+    /* 6 */ '{"name":"report","runAt":"2030-01-31T09:00:00Z","timeoutMs":5000,"uniqueKey":"monthly"}',
+    /* 7 */ '{"name":"report","payload":{"size":1},"priority":1.5}',
+    /* 8 */ '{"name":"report","payload":null,"delayMs":1500}\r',
+    /* 9 */ '["not","an","object"]',
+    /* 10 */ '{"name":"report","uniqueKey":"monthly"}',
+    /* 11 */ '{"name":"bad name!"}',
+    /* 12 */ '{"name":"ping","delay":"7x"}',
+    /* 13 */ '{"name":"ping","runAt":1900000000000}',
+  ]
+  // The last line has no newline: it still counts.
+  const before = Date.now()
+  const { code, stdout, stderr } = await runFerry(db.url, ['enqueue', '--stdin'], lines.join('\n'))
+  const after = Date.now()
+
+  assert.equal(code, 1, `stderr:\n${stderr}`)
+  const errors = stderr.trimEnd().split('\n')
+  assert.deepEqual(
+    errors.map((line) => /^line (\d+): (\S+)/.exec(line)?.slice(1)),
+    [
+      ['2', 'is'],
+      ['5', 'prioirty:'],
+      ['7', 'priority:'],
+      ['9', 'must'],
+      ['11', 'name:'],
+      ['12', 'delay:'],
+    ],
+    stderr,
+  )
+  assert.match(errors[0]!, /^line 2: is not valid JSON/)
+  assert.match(
+    errors[1]!,
+    /^line 5: prioirty: unknown key \(known keys: name, payload, queue, priority, delay/,
+  )
+  assert.match(errors[2]!, /^line 7: priority: must be an integer/)
+  assert.match(errors[3]!, /^line 9: must be a JSON object/)
+  assert.match(errors[5]!, /^line 12: delay: "7x" is not a duration/)
+
+  const printed = stdout.trimEnd().split('\n')
+  const store = await db.open()
+  const stored = await allJobs(store)
+  // Line 10 repeats line 6's uniqueKey: it prints that job's id and stores nothing.
+  assert.equal(printed.length, 6)
+  assert.equal(printed[4], printed[2])
+  assert.deepEqual(
+    stored.map((job) => job.id),
+    printed.filter((_, i) => i !== 4),
+  )
+
+  const [ada, resize, report, delayed, , ping] = await Promise.all(printed.map((id) => store.getJob(id)))
+  assert.ok(ada && resize && report && delayed && ping)
+  assert.deepEqual(
+    [ada.name, ada.payload, ada.queue, ada.priority, ada.state],
+    ['send-email', { to: 'ada@example.com' }, 'default', 0, 'ready'],
+  )
+  assert.deepEqual(
+    [resize.name, resize.payload, resize.queue, resize.priority, resize.maxAttempts],
+    ['resize', [1, 2], 'images', -3, 2],
+  )
+  assert.equal(resize.state, 'scheduled')
+  assert.equal(resize.runAt, resize.createdAt + 600_000)
+  assert.deepEqual(
+    [report.payload, report.runAt, report.timeoutMs, report.uniqueKey, report.maxAttempts],
+    [null, Date.parse('2030-01-31T09:00:00Z'), 5000, 'monthly', 25],
+  )
+  assert.equal(delayed.runAt, delayed.createdAt + 1500)
+  assert.equal(ping.runAt, 1_900_000_000_000)
+  for (const job of stored) assert.ok(job.createdAt >= before && job.createdAt <= after)
+})
+
+test('stores thousands of --stdin lines across several batches in input order, saying nothing on stderr', async (t) => {
+  const db = tempDatabase(t)
+  const count = 2500
+  const input = Array.from({ length: count }, (_, seq) => JSON.stringify({ name: 'bulk', payload: { seq } }))
+  const { code, stdout, stderr } = await runFerry(db.url, ['enqueue', '--stdin'], `${input.join('\n')}\n`)
+  assert.equal(stderr, '', 'no progress line when stderr is not a terminal')
+  assert.equal(code, 0)
+  const printed = stdout.trimEnd().split('\n')
+  assert.equal(printed.length, count)
+  const store = await db.open()
+  const stored = await allJobs(store)
+  assert.deepEqual(
+    stored.map((job) => job.id),
+    printed,
+  )
+  assert.deepEqual(
+    stored.map((job) => (job.payload as { seq: number }).seq),
+    input.map((_, seq) => seq),
+  )
+})
+
+test('prints each id as soon as its line is committed when lines arrive slowly', async (t) => {
+  const db = tempDatabase(t)
+  const child = spawnFerry(db.url, ['enqueue', '--stdin'])
+  t.after(() => child.kill('SIGKILL'))
+  child.stdout.setEncoding('utf8')
+  const nextLine = async (): Promise<string> => {
+    const [chunk] = (await once(child.stdout, 'data')) as [string]
+    return chunk
+  }
+  // The input stays open: each id must come out without waiting for more lines or for the end.
+  child.stdin.write('{"name":"first"}\n')
+  const first = await nextLine()
+  child.stdin.write('{"name":"second"}\n')
+  const second = await nextLine()
+  assert.match(first, /^\d+\n$/)
+  assert.match(second, /^\d+\n$/)
+  assert.ok(Number(second) > Number(first))
+  const store = await db.open()
+  assert.equal((await store.getJob(first.trim()))?.name, 'first')
+  child.stdin.end()
+  const [code] = (await once(child, 'close')) as [number]
+  assert.equal(code, 0)
+})
+
+test('refuses arguments and one-job options beside --stdin with a usage error, storing nothing', async (t) => {
+  const db = tempDatabase(t)
+  const [withName, withQueue] = await Promise.all([
+    runFerry(db.url, ['enqueue', '--stdin', 'send-email'], '{"name":"x"}\n'),
+    runFerry(db.url, ['enqueue', '--stdin', '--queue', 'mail'], '{"name":"x"}\n'),
+  ])
+  assert.equal(withName.code, 1)
+  assert.match(withName.stderr, /^error: --stdin takes no arguments/)
+  assert.equal(withQueue.code, 1)
+  assert.match(withQueue.stderr, /^error: --queue cannot be combined with --stdin/)
+  const store = await db.open()
+  assert.deepEqual(await allJobs(store), [])
+})
+
+test('needs a job name without --stdin', async (t) => {
+  const db = tempDatabase(t)
+  const { code, stderr } = await runFerry(db.url, ['enqueue'])
+  assert.equal(code, 1)
+  assert.match(stderr, /^error: missing required argument 'name'/)
+})
