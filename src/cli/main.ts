@@ -35,6 +35,12 @@ registerCancel(program)
 registerPurge(program)
 registerStopWorkers(program)
 
+// `ferry jobs --json | head -1`: the reader is gone, which is no error of ours.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0)
+  throw error
+})
+
 try {
   await program.parseAsync(process.argv)
 } catch (error) {

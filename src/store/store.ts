@@ -213,8 +213,8 @@ export interface Store {
   purge(params: PurgeParams): Promise<number>
 
   // worker control
-  /** Asks every worker started before now, in any process, to stop gracefully. Waiting workers
-   * are woken by it. */
+  /** Asks every running worker, in any process, to stop gracefully; waiting workers are woken by
+   * it. Each request moves stopRequestedAt forward (to now, or just past the previous request). */
   requestStop(params?: RequestStopParams): Promise<void>
   /** When workers were last asked to stop, or null. */
   stopRequestedAt(): Promise<number | null>

@@ -121,7 +121,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private loop: Promise<void> | null = null
   private stopReason: StopReason | null = null
   private hardStop = false
-  private startedAt = 0
+  /** The store's last stop request when this worker started: a later one is meant for it. Compared
+   * with what the store returns, never with this host's clock, which may disagree with the store's. */
+  private stopRequestAtStart: number | null = null
   private lastStopCheckAt = 0
   private timeLimitTimer: NodeJS.Timeout | null = null
   private stoppedPromise: Promise<StopReason>
@@ -188,8 +190,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (this.loop !== null)
       throw new ValidationError('invalid_option', 'start', 'the worker is already started')
     await this.executor.start()
-    this.startedAt = Date.now()
-    this.lastStopCheckAt = this.startedAt
+    this.stopRequestAtStart = await this.store.stopRequestedAt()
+    this.lastStopCheckAt = Date.now()
     if (this.options.timeLimitMs !== undefined) {
       this.timeLimitTimer = setTimeout(() => this.beginStop('time-limit'), this.options.timeLimitMs)
     }
@@ -325,7 +327,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (!force && now - this.lastStopCheckAt < STOP_CHECK_INTERVAL_MS) return
     this.lastStopCheckAt = now
     const requestedAt = await this.store.stopRequestedAt()
-    if (requestedAt !== null && requestedAt >= this.startedAt) this.beginStop('stop-workers')
+    if (requestedAt !== null && requestedAt !== this.stopRequestAtStart) this.beginStop('stop-workers')
   }
 
   // ── one job ────────────────────────────────────────────────────────────────────────────────
