@@ -119,6 +119,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** Aborts the loop's current waitForWork when it must look again (stop). */
   private workWait: AbortController | null = null
   private loop: Promise<void> | null = null
+  private starting = false
   private stopReason: StopReason | null = null
   private hardStop = false
   /** The store's last stop request when this worker started: a later one is meant for it. Compared
@@ -187,11 +188,16 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * Resolves when the worker is running; `stopped` resolves when it has stopped.
    */
   async start(): Promise<void> {
-    if (this.loop !== null)
-      throw new ValidationError('invalid_option', 'start', 'the worker is already started')
+    if (this.starting) throw new ValidationError('invalid_option', 'start', 'the worker is already started')
+    this.starting = true
     await this.executor.start()
     this.stopRequestAtStart = await this.store.stopRequestedAt()
     this.lastStopCheckAt = Date.now()
+    if (this.stopReason !== null) {
+      // stop() came while starting: it already resolved `stopped`; run nothing.
+      await this.executor.close()
+      return
+    }
     if (this.options.timeLimitMs !== undefined) {
       this.timeLimitTimer = setTimeout(() => this.beginStop('time-limit'), this.options.timeLimitMs)
     }
@@ -276,6 +282,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * are filled in the same store call (settleAndClaim): one commit instead of two.
    */
   private async flushSettlements(settlements: readonly Settlement[]): Promise<SettleResult[]> {
+    // The memory limit is checked after each job, before any slot is refilled.
+    this.checkMemory()
     const limit =
       this.waitingForCapacity && this.stopReason === null
         ? this.claimLimit(this.concurrency - this.running.size + settlements.length)

@@ -49,14 +49,11 @@ export function registerWork(program: Command): void {
       try {
         const worker = new Worker({ store, ...options })
         report(worker, flags.verbose === true)
-        await worker.start()
-        process.stderr.write(
-          `ferry: worker ${worker.workerId} on ${worker.queues.join(', ')} (concurrency ${worker.concurrency}), ` +
-            `handlers: ${[...worker.jobNames].join(', ')}; Ctrl-C stops after the running jobs\n`,
-        )
+        // Installed before start: a signal that arrives while the worker starts must stop it
+        // gracefully, not kill the process with jobs claimed.
         let signals = 0
         const onSignal = (): void => {
-          if (worker.activeCount === 0 || signals++ > 0) {
+          if (signals++ > 0) {
             process.stderr.write('ferry: aborting running jobs; they go back to ready\n')
             void worker.stop({ graceful: false })
           } else {
@@ -68,6 +65,11 @@ export function registerWork(program: Command): void {
         }
         process.on('SIGINT', onSignal)
         process.on('SIGTERM', onSignal)
+        await worker.start()
+        process.stderr.write(
+          `ferry: worker ${worker.workerId} on ${worker.queues.join(', ')} (concurrency ${worker.concurrency}), ` +
+            `handlers: ${[...worker.jobNames].join(', ')}; Ctrl-C stops after the running jobs\n`,
+        )
         const reason = await worker.stopped
         process.off('SIGINT', onSignal)
         process.off('SIGTERM', onSignal)
