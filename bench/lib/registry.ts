@@ -4,6 +4,9 @@ import { enqueueBulkScenario } from '../scenarios/enqueue-bulk.js'
 import { enqueueConcurrentScenario } from '../scenarios/enqueue-concurrent.js'
 import { enqueueSerialScenario } from '../scenarios/enqueue-serial.js'
 import { fsyncRateScenario } from '../scenarios/fsync-rate.js'
+import { idleCpuScenario } from '../scenarios/idle-cpu.js'
+import { wakeLatencyScenario } from '../scenarios/wake-latency.js'
+import { workerThroughputScenario } from '../scenarios/worker-throughput.js'
 import type { ScenarioDef } from './types.js'
 
 /** Every scenario, in the order `npm run bench` runs them. */
@@ -14,4 +17,7 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   enqueue1kScenario,
   enqueueBulkScenario,
   claimLatencyScenario,
+  workerThroughputScenario,
+  idleCpuScenario,
+  wakeLatencyScenario,
 ]

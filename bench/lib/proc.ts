@@ -1,0 +1,61 @@
+import { execFileSync } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
+
+/** Clock ticks per second, the unit of utime/stime in /proc/<pid>/stat (`getconf CLK_TCK`). */
+export function clockTicksPerSecond(): number {
+  const text = execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()
+  const ticks = Number(text)
+  if (!Number.isInteger(ticks) || ticks <= 0) throw new Error(`getconf CLK_TCK printed "${text}"`)
+  return ticks
+}
+
+/**
+ * utime + stime of a process, in clock ticks, from /proc/<pid>/stat: every thread's, the ones
+ * that already ended included. Fields 14 and 15, counted after the command name, which is in
+ * parentheses and may itself contain spaces or parentheses.
+ */
+export function processCpuTicks(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  // fields[0] is field 3 (state): utime is field 14, stime field 15.
+  const utime = Number(fields[11])
+  const stime = Number(fields[12])
+  if (!Number.isInteger(utime) || !Number.isInteger(stime))
+    throw new Error(`cannot read utime/stime from /proc/${pid}/stat: ${stat}`)
+  return utime + stime
+}
+
+export interface ThreadTotals {
+  /** Nanoseconds on a CPU, summed over the threads alive now (the scheduler's exact count). */
+  cpuNs: number
+  /** Voluntary + involuntary context switches: how often the threads woke up and ran. */
+  contextSwitches: number
+  threads: number
+}
+
+/**
+ * CPU time and context switches of every thread alive now, from /proc/<pid>/task/<tid>/schedstat
+ * (first field: ns on a CPU) and .../status. Exact where /proc/<pid>/stat rounds to ticks; a
+ * thread that ends between two readings takes its time with it, so compare readings taken while
+ * the process is idle.
+ */
+export function threadTotals(pid: number): ThreadTotals {
+  let cpuNs = 0
+  let contextSwitches = 0
+  let threads = 0
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let schedstat: string
+    let status: string
+    try {
+      schedstat = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8')
+      status = readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8')
+    } catch {
+      continue // the thread ended while we looked
+    }
+    cpuNs += Number(schedstat.split(' ')[0])
+    for (const match of status.matchAll(/^(?:non)?voluntary_ctxt_switches:\s+(\d+)$/gm))
+      contextSwitches += Number(match[1])
+    threads++
+  }
+  return { cpuNs, contextSwitches, threads }
+}
