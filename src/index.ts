@@ -21,6 +21,11 @@ export {
   type WorkerCounts,
   type StopReason,
 } from './worker/worker.js'
-export type { Executor, Execution, ExecutionOutcome } from './worker/executors/executor.js'
+export {
+  AttemptAbort,
+  type Executor,
+  type Execution,
+  type ExecutionOutcome,
+} from './worker/executors/executor.js'
 export { InlineExecutor } from './worker/executors/inline.js'
 export { loadHandlers, type HandlerSource } from './worker/handler-module.js'

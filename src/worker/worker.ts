@@ -8,7 +8,7 @@ import type { Settlement } from '../core/outcome.js'
 import { TickBatcher } from '../core/tick-batcher.js'
 import { assertQueueList, MAX_TIMEOUT_MS, serializePayload } from '../core/validate.js'
 import type { RecoverResult, SettleResult, Store } from '../store/store.js'
-import type { ExecutionOutcome, Executor } from './executors/executor.js'
+import { AttemptAbort, type ExecutionOutcome, type Executor } from './executors/executor.js'
 import { InlineExecutor } from './executors/inline.js'
 import type { HandlerSource } from './handler-module.js'
 import { LeaseKeeper } from './lease-keeper.js'
@@ -79,7 +79,7 @@ type AbortCause = 'timeout' | 'shutdown' | 'lease-lost'
 
 interface Running {
   job: ClaimedJob
-  abort: AbortController
+  abort: AttemptAbort
   cause: AbortCause | null
   timeoutMs: number | null
   timer: NodeJS.Timeout | null
@@ -342,13 +342,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   private execute(job: ClaimedJob): void {
     const timeoutMs = job.timeoutMs ?? this.options.defaultTimeoutMs ?? null
-    const entry: Running = { job, abort: new AbortController(), cause: null, timeoutMs, timer: null }
+    const entry: Running = { job, abort: new AttemptAbort(), cause: null, timeoutMs, timer: null }
     this.running.set(job.id, entry)
     this.counts.claimed++
     this.leaseKeeper.start()
     this.emit('job:claimed', job)
     if (timeoutMs !== null) entry.timer = setTimeout(() => this.abortJob(job.id, 'timeout'), timeoutMs)
-    this.executor.run({ job, signal: entry.abort.signal }).then(
+    this.executor.run({ job, abort: entry.abort }).then(
       (outcome) => this.settle(entry, outcome),
       (error: unknown) => this.settle(entry, { kind: 'failed', error: toExecutorError(error) }),
     )

@@ -117,6 +117,8 @@ export class SqliteStore implements Store {
   private readonly begin: Statement
   private readonly commit: Statement
   private readonly rollback: Statement
+  private readonly syncNormal: Statement
+  private readonly syncFull: Statement
   private readonly hub: WakeHub
   private readonly fileWatch: SqliteFileWatch
   private readonly walLimitBytes: number
@@ -173,6 +175,8 @@ export class SqliteStore implements Store {
     this.begin = this.db.prepare('BEGIN IMMEDIATE')
     this.commit = this.db.prepare('COMMIT')
     this.rollback = this.db.prepare('ROLLBACK')
+    this.syncNormal = this.db.prepare('PRAGMA synchronous = NORMAL')
+    this.syncFull = this.db.prepare('PRAGMA synchronous = FULL')
     this.fileWatch = new SqliteFileWatch(this.db, path, () => this.hub.broadcast('notified'))
     this.hub = new WakeHub((waiting) => this.fileWatch.setActive(waiting))
   }
@@ -260,7 +264,7 @@ export class SqliteStore implements Store {
     this.assertOpen('claim')
     checkClaimParams(params)
     const at = params.now ?? Date.now()
-    return this.write(() => this.claimIn(params, at)).map(toClaimedJob)
+    return this.write(() => this.claimIn(params, at), { sync: false }).map(toClaimedJob)
   }
 
   async settle({ settlements, now }: SettleParams): Promise<SettleResult[]> {
@@ -396,10 +400,11 @@ export class SqliteStore implements Store {
     this.assertOpen('recoverExpired')
     assertPositiveInteger(limit, 'limit')
     const at = now ?? Date.now()
+    const result: RecoverResult = { retried: [], dead: [] }
+    if (this.read(() => this.statement('recover-expired-any').get({ now: at })) === undefined) return result
     const rows = this.write(
       () => this.statement('recover-expired').all({ now: at, limit }) as { id: number; state: JobState }[],
     )
-    const result: RecoverResult = { retried: [], dead: [] }
     for (const row of rows.sort((a, b) => a.id - b.id)) {
       ;(row.state === 'dead' ? result.dead : result.retried).push(String(row.id))
     }
@@ -583,12 +588,23 @@ export class SqliteStore implements Store {
     return statement
   }
 
-  /** Runs fn in a BEGIN IMMEDIATE transaction; commits (and, with 'full', fsyncs) before returning. */
-  private write<T>(fn: () => T): T {
+  /**
+   * Runs fn in a BEGIN IMMEDIATE transaction; commits (and, with 'full', fsyncs) before returning.
+   *
+   * `sync: false` commits without the fsync even under 'full', for a claim alone: losing a claim to
+   * a power cut only puts its jobs back to ready (their worker died with the machine anyway), and
+   * the next synced commit makes it durable, since an fsync of the WAL covers every earlier
+   * write to it. It takes the claim's fsync out of the wake-up path: 2.2 of the 2.7 ms from an
+   * enqueue in another process to the handler's start (bench wake-latency, p50, before this).
+   */
+  private write<T>(fn: () => T, { sync = true }: { sync?: boolean } = {}): T {
     let result: T
+    const relaxed = !sync && this.durability === 'full'
     try {
+      if (relaxed) this.syncNormal.run()
       this.begin.run()
     } catch (error) {
+      if (relaxed) this.syncFull.run()
       throw wrapDriverError(error, this.path)
     }
     try {
@@ -597,6 +613,8 @@ export class SqliteStore implements Store {
     } catch (error) {
       if (this.db.inTransaction) this.rollback.run()
       throw wrapDriverError(error, this.path)
+    } finally {
+      if (relaxed) this.syncFull.run()
     }
     if (++this.writesSinceWalCheck >= WAL_CHECK_EVERY) {
       this.writesSinceWalCheck = 0
@@ -708,7 +726,9 @@ function toJob(row: JobRow): Job {
 }
 
 function toClaimedJob(row: JobRow): ClaimedJob {
-  return { ...toJob(row), leaseToken: row.lease_token! } as ClaimedJob
+  const job = toJob(row) as ClaimedJob
+  job.leaseToken = row.lease_token!
+  return job
 }
 
 function checkClaimParams({ queues, limit, leaseMs, workerId }: ClaimParams): void {

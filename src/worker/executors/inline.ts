@@ -27,7 +27,7 @@ export class InlineExecutor implements Executor {
     this.names = new Set(Object.keys(this.handlers))
   }
 
-  run({ job, signal }: Execution): Promise<ExecutionOutcome> {
+  run({ job, abort }: Execution): Promise<ExecutionOutcome> {
     const handler: JobHandler | undefined = Object.hasOwn(this.handlers, job.name)
       ? this.handlers[job.name]
       : undefined
@@ -37,25 +37,27 @@ export class InlineExecutor implements Executor {
         error: { kind: 'unknown_handler', message: `no handler for job name "${job.name}" in this worker` },
       })
     }
-    if (signal.aborted) return Promise.resolve({ kind: 'aborted' })
+    if (abort.aborted) return Promise.resolve({ kind: 'aborted' })
     // One promise per attempt: settled by the handler or by the abort, whichever comes first.
     return new Promise((resolve) => {
-      const onAbort = (): void => resolve({ kind: 'aborted' })
-      signal.addEventListener('abort', onAbort, { once: true })
-      const end = (outcome: ExecutionOutcome): void => {
-        signal.removeEventListener('abort', onAbort)
-        resolve(outcome)
+      abort.onAbort(() => resolve({ kind: 'aborted' }))
+      const ctx = {
+        job,
+        attempt: job.attempts,
+        get signal(): AbortSignal {
+          return abort.signal
+        },
       }
       let returned: unknown
       try {
-        returned = handler(job.payload, { signal, job, attempt: job.attempts })
+        returned = handler(job.payload, ctx)
       } catch (thrown) {
-        end(outcomeOfThrow(thrown))
+        resolve(outcomeOfThrow(thrown))
         return
       }
       Promise.resolve(returned).then(
-        (result: unknown) => end({ kind: 'completed', result }),
-        (thrown: unknown) => end(outcomeOfThrow(thrown)),
+        (result: unknown) => resolve({ kind: 'completed', result }),
+        (thrown: unknown) => resolve(outcomeOfThrow(thrown)),
       )
     })
   }

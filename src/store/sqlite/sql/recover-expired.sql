@@ -1,4 +1,4 @@
--- recoverExpired: active jobs whose lease ran out. The attempt stays counted; with attempts left
+-- recoverExpired, step 2 (when step 1 found one): active jobs whose lease ran out. The attempt stays counted; with attempts left
 -- the job is ready again at its old run_at (its place in line), otherwise it is dead.
 -- Params: :now, :limit
 -- Returns: id, state of each recovered job.
