@@ -99,6 +99,10 @@ const PURGE_CHUNK = 10_000
 /** Write transactions between two checks of the WAL's size. */
 const WAL_CHECK_EVERY = 256
 const ID_PATTERN = /^[1-9]\d{0,18}$/
+// Run with exec, never kept as prepared statements: SQLite applies this pragma when a statement
+// is prepared, so a prepared 'synchronous = FULL' switched a 'normal' store to FULL at open.
+const SYNC_NORMAL = 'PRAGMA synchronous = NORMAL'
+const SYNC_FULL = 'PRAGMA synchronous = FULL'
 
 /**
  * The embedded store: one SQLite file in WAL mode, opened with better-sqlite3. Every write runs
@@ -117,8 +121,6 @@ export class SqliteStore implements Store {
   private readonly begin: Statement
   private readonly commit: Statement
   private readonly rollback: Statement
-  private readonly syncNormal: Statement
-  private readonly syncFull: Statement
   private readonly hub: WakeHub
   private readonly fileWatch: SqliteFileWatch
   private readonly walLimitBytes: number
@@ -175,8 +177,6 @@ export class SqliteStore implements Store {
     this.begin = this.db.prepare('BEGIN IMMEDIATE')
     this.commit = this.db.prepare('COMMIT')
     this.rollback = this.db.prepare('ROLLBACK')
-    this.syncNormal = this.db.prepare('PRAGMA synchronous = NORMAL')
-    this.syncFull = this.db.prepare('PRAGMA synchronous = FULL')
     this.fileWatch = new SqliteFileWatch(this.db, path, () => this.hub.broadcast('notified'))
     this.hub = new WakeHub((waiting) => this.fileWatch.setActive(waiting))
   }
@@ -601,10 +601,10 @@ export class SqliteStore implements Store {
     let result: T
     const relaxed = !sync && this.durability === 'full'
     try {
-      if (relaxed) this.syncNormal.run()
+      if (relaxed) this.db.exec(SYNC_NORMAL)
       this.begin.run()
     } catch (error) {
-      if (relaxed) this.syncFull.run()
+      if (relaxed) this.db.exec(SYNC_FULL)
       throw wrapDriverError(error, this.path)
     }
     try {
@@ -614,7 +614,7 @@ export class SqliteStore implements Store {
       if (this.db.inTransaction) this.rollback.run()
       throw wrapDriverError(error, this.path)
     } finally {
-      if (relaxed) this.syncFull.run()
+      if (relaxed) this.db.exec(SYNC_FULL)
     }
     if (++this.writesSinceWalCheck >= WAL_CHECK_EVERY) {
       this.writesSinceWalCheck = 0
