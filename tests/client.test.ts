@@ -3,10 +3,7 @@
  * bad input is refused with nothing written, and concurrent enqueues share commits.
  */
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { test, type TestContext } from 'node:test'
+import { test } from 'node:test'
 
 import {
   createClient,
@@ -16,38 +13,8 @@ import {
   type Store,
   type ValidationErrorCode,
 } from '../src/index.js'
-import { SqliteStore } from '../src/sqlite.js'
-
-/** A database file in its own temp directory; every store opened on it is closed and the directory removed after the test. */
-function tempDatabase(t: TestContext): { path: string; open: () => Promise<SqliteStore> } {
-  const dir = mkdtempSync(join(tmpdir(), 'ferry-client-'))
-  const path = join(dir, 'ferry.db')
-  const opened: SqliteStore[] = []
-  t.after(async () => {
-    for (const store of opened) await store.close()
-    rmSync(dir, { recursive: true, force: true })
-  })
-  return {
-    path,
-    async open() {
-      const store = await SqliteStore.open({ path })
-      opened.push(store)
-      return store
-    },
-  }
-}
-
-/** Every job in the store, oldest first. */
-async function allJobs(store: Store) {
-  const jobs = []
-  let cursor: string | undefined
-  do {
-    const page = await store.listJobs({ limit: 1000, ...(cursor === undefined ? {} : { cursor }) })
-    jobs.push(...page.jobs)
-    cursor = page.nextCursor ?? undefined
-  } while (cursor !== undefined)
-  return jobs.reverse()
-}
+import { allJobs } from './helpers/store-harness.js'
+import { tempDatabase } from './helpers/sqlite-harness.js'
 
 async function assertEmpty(store: Store): Promise<void> {
   assert.deepEqual(await store.stats(), [])

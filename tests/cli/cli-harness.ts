@@ -4,45 +4,16 @@
  * jobs in every state through the store itself.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type { TestContext } from 'node:test'
 
-import type { Job, JobError, Store } from '../../src/index.js'
-import { SqliteStore } from '../../src/sqlite.js'
+import type { JobError, Store } from '../../src/index.js'
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const MAIN = join(ROOT, 'src', 'cli', 'main.ts')
 
-export interface TempDatabase {
-  path: string
-  /** The --store URL of the file. */
-  url: string
-  /** Opens the file; every store opened here is closed after the test. */
-  open(): Promise<SqliteStore>
-}
-
-/** A database file in its own temp directory, removed after the test. */
-export function tempDatabase(t: TestContext): TempDatabase {
-  const dir = mkdtempSync(join(tmpdir(), 'ferry-cli-'))
-  const path = join(dir, 'ferry.db')
-  const opened: SqliteStore[] = []
-  t.after(async () => {
-    for (const store of opened) await store.close()
-    rmSync(dir, { recursive: true, force: true })
-  })
-  return {
-    path,
-    url: `sqlite://${path}`,
-    async open() {
-      const store = await SqliteStore.open({ path })
-      opened.push(store)
-      return store
-    },
-  }
-}
+export { allJobs } from '../helpers/store-harness.js'
+export { tempDatabase, type TempDatabase } from '../helpers/sqlite-harness.js'
 
 /** Starts `ferry --store <url> ...args` with pipes for every stream (so nothing is a TTY). */
 export function spawnFerry(url: string, args: readonly string[]): ChildProcessWithoutNullStreams {
@@ -75,18 +46,6 @@ export function runFerry(url: string, args: readonly string[], input = ''): Prom
     child.stdin.on('error', () => {})
     child.stdin.end(input)
   })
-}
-
-/** Every job in the store, oldest first. */
-export async function allJobs(store: Store): Promise<Job[]> {
-  const jobs: Job[] = []
-  let cursor: string | null = null
-  do {
-    const page = await store.listJobs({ limit: 1000, ...(cursor === null ? {} : { cursor }) })
-    jobs.push(...page.jobs)
-    cursor = page.nextCursor
-  } while (cursor !== null)
-  return jobs.reverse()
 }
 
 export const HANDLER_ERROR: JobError = {

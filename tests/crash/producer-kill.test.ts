@@ -15,6 +15,7 @@ import { test } from 'node:test'
 import type { Job } from '../../src/index.js'
 import { SqliteStore } from '../../src/sqlite.js'
 import { jobFor } from '../fixtures/producer.js'
+import { allJobs } from '../helpers/store-harness.js'
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/producer.ts', import.meta.url))
 const ROUNDS = 24
@@ -80,18 +81,6 @@ function runAndKill(dbPath: string, firstSeq: number, killDelayMs: number): Prom
       resolve({ printed, killDelayMs })
     })
   })
-}
-
-/** Every job in the store. */
-async function allJobs(store: SqliteStore): Promise<Job[]> {
-  const jobs: Job[] = []
-  let cursor: string | null = null
-  do {
-    const page = await store.listJobs({ limit: 1000, ...(cursor === null ? {} : { cursor }) })
-    jobs.push(...page.jobs)
-    cursor = page.nextCursor
-  } while (cursor !== null)
-  return jobs
 }
 
 function assertIntact(job: Job | null, seq: number, label: string): void {

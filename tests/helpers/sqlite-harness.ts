@@ -4,6 +4,7 @@ import { join } from 'node:path'
 
 import { SqliteStore } from '../../src/sqlite.js'
 import type { Store } from '../../src/store/store.js'
+import type { TestContext } from 'node:test'
 import type { CreateHarness, StoreHarness } from './store-harness.js'
 
 /** A fresh database file in its own temp directory; peers open the same file as another process would. */
@@ -33,5 +34,33 @@ export const createSqliteHarness: CreateHarness = async (): Promise<StoreHarness
     await Promise.allSettled(opened.map((s) => s.close()))
     rmSync(dir, { recursive: true, force: true })
     throw err
+  }
+}
+
+export interface TempDatabase {
+  path: string
+  /** The --store URL of the file. */
+  url: string
+  /** Opens the file; every store opened here is closed after the test. */
+  open(): Promise<SqliteStore>
+}
+
+/** A database file in its own temp directory, removed (after its stores are closed) when the test ends. */
+export function tempDatabase(t: TestContext): TempDatabase {
+  const dir = mkdtempSync(join(tmpdir(), 'ferry-test-'))
+  const path = join(dir, 'ferry.db')
+  const opened: SqliteStore[] = []
+  t.after(async () => {
+    for (const store of opened) await store.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  return {
+    path,
+    url: `sqlite://${path}`,
+    async open() {
+      const store = await SqliteStore.open({ path })
+      opened.push(store)
+      return store
+    },
   }
 }

@@ -2,7 +2,7 @@
  * What the Store conformance suite needs from a backend's test file, plus the small helpers the suite
  * uses. Nothing here knows which backend it runs against.
  */
-import type { JobId, NewJob } from '../../src/core/job.js'
+import type { Job, JobId, NewJob } from '../../src/core/job.js'
 import type { Store } from '../../src/store/store.js'
 
 /** One fresh, empty, migrated store per test, and the means to open it again as another process would. */
@@ -55,4 +55,16 @@ export async function within<T>(ms: number, what: string, promise: Promise<T>): 
   } finally {
     clearTimeout(timer)
   }
+}
+
+/** Every job in the store, oldest first. */
+export async function allJobs(store: Store): Promise<Job[]> {
+  const jobs: Job[] = []
+  let cursor: string | null = null
+  do {
+    const page = await store.listJobs({ limit: 1000, ...(cursor === null ? {} : { cursor }) })
+    jobs.push(...page.jobs)
+    cursor = page.nextCursor
+  } while (cursor !== null)
+  return jobs.reverse()
 }

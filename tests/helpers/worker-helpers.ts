@@ -152,18 +152,6 @@ export async function tempStore(t: TestContext): Promise<TempStore> {
   return { dir, path, url: `sqlite://${path}`, store, openPeer }
 }
 
-/** Every job in the store, in enqueue order. */
-export async function allJobs(store: Store): Promise<Job[]> {
-  const jobs: Job[] = []
-  let cursor: string | null = null
-  do {
-    const page = await store.listJobs({ limit: 1000, ...(cursor === null ? {} : { cursor }) })
-    jobs.push(...page.jobs)
-    cursor = page.nextCursor
-  } while (cursor !== null)
-  return jobs.reverse()
-}
-
 export async function getJob(store: Store, id: string): Promise<Job> {
   const job = await store.getJob(id)
   if (job === null) throw new Error(`job ${id} is missing`)
@@ -313,3 +301,5 @@ export function runFerry(t: TestContext, args: string[], timeoutMs = 20_000): Pr
 
 /** The line `ferry work` prints once its worker is claiming. */
 export const WORKER_STARTED = /^ferry: worker \S+ on /m
+
+export { allJobs } from './store-harness.js'
