@@ -26,6 +26,16 @@ export {
   type Executor,
   type Execution,
   type ExecutionOutcome,
+  type ChildExitDetail,
 } from './worker/executors/executor.js'
 export { InlineExecutor } from './worker/executors/inline.js'
 export { loadHandlers, type HandlerSource } from './worker/handler-module.js'
+export {
+  createExecutor,
+  EXECUTION_STRATEGIES,
+  type ExecutionStrategy,
+} from './worker/executors/create-executor.js'
+export type { PoolExecutorOptions } from './worker/executors/child-pool.js'
+export { ThreadsExecutor, type ThreadsExecutorOptions } from './worker/executors/threads.js'
+export { ProcessesExecutor, type ProcessesExecutorOptions } from './worker/executors/processes.js'
+export { ForkExecutor, type ForkExecutorOptions } from './worker/executors/fork.js'

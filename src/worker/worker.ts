@@ -9,7 +9,7 @@ import { TickBatcher } from '../core/tick-batcher.js'
 import { assertQueueList, MAX_TIMEOUT_MS, serializePayload } from '../core/validate.js'
 import type { RecoverResult, SettleResult, Store } from '../store/store.js'
 import { AttemptAbort, type ExecutionOutcome, type Executor } from './executors/executor.js'
-import { InlineExecutor } from './executors/inline.js'
+import { createExecutor } from './executors/create-executor.js'
 import type { HandlerSource } from './handler-module.js'
 import { LeaseKeeper } from './lease-keeper.js'
 import { Recoverer } from './recoverer.js'
@@ -39,6 +39,11 @@ export interface WorkerOptions {
   workerId?: string
   /** How handlers run; default inline (on this event loop). */
   executor?: Executor
+  /**
+   * When `executor` is not given: the strategy of the executor to build for `handlers`, with a pool
+   * of `concurrency` children (docs/strategies.md). Default 'inline'.
+   */
+  strategy?: 'inline' | 'threads' | 'processes' | 'fork'
 }
 
 export type StopReason =
@@ -150,7 +155,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.concurrency = concurrency
     this.leaseMs = leaseMs
     this.workerId = options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`
-    this.executor = options.executor ?? new InlineExecutor(options.handlers)
+    this.executor =
+      options.executor ??
+      createExecutor(options.strategy ?? 'inline', options.handlers, { size: concurrency })
     this.completer = new TickBatcher((settlements) => this.flushSettlements(settlements))
     this.leaseKeeper = new LeaseKeeper({
       store,
@@ -414,7 +421,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
         switch (entry.cause) {
           case 'timeout': {
             const message = `timed out after ${entry.timeoutMs} ms`
-            return this.failure(job, { kind: 'timeout', message, timeoutMs: entry.timeoutMs! }, now)
+            const error: JobError = { kind: 'timeout', message, timeoutMs: entry.timeoutMs! }
+            // An isolating executor had to kill the child that ignored the abort: say how.
+            const { killed } = outcome
+            if (killed !== undefined) {
+              const { exitCode, signal, stderrTail } = killed
+              Object.assign(error, { message: `${message}; ${killed.message}`, exitCode, signal, stderrTail })
+            }
+            return this.failure(job, error, now)
           }
           case 'lease-lost':
             return null

@@ -2,6 +2,12 @@ import type { Command } from 'commander'
 import { parseByteSize, parseDuration } from '../../core/duration.js'
 import { ValidationError } from '../../core/errors.js'
 import { openStore } from '../../store/open-store.js'
+import type { PoolExecutorOptions } from '../../worker/executors/child-pool.js'
+import {
+  createExecutor,
+  EXECUTION_STRATEGIES,
+  type ExecutionStrategy,
+} from '../../worker/executors/create-executor.js'
 import { Worker, type WorkerOptions } from '../../worker/worker.js'
 
 interface WorkFlags {
@@ -13,8 +19,14 @@ interface WorkFlags {
   memoryLimit?: string
   lease: string
   timeout?: string
+  strategy: string
+  maxJobsPerChild?: string
+  maxRss?: string
   verbose?: boolean
 }
+
+/** The strategies that keep children between jobs, so recycling options mean something. */
+const POOLED: readonly ExecutionStrategy[] = ['threads', 'processes']
 
 export function registerWork(program: Command): void {
   program
@@ -30,6 +42,9 @@ export function registerWork(program: Command): void {
     .option('--memory-limit <size>', 'stop once resident memory passes this: 512MB')
     .option('--lease <duration>', 'how long a claim holds a job between renewals', '30s')
     .option('--timeout <duration>', 'time limit per attempt for jobs that set none')
+    .option('--strategy <strategy>', `how handlers run: ${EXECUTION_STRATEGIES.join(', ')}`, 'inline')
+    .option('--max-jobs-per-child <n>', 'threads, processes: replace a child after it ran this many jobs')
+    .option('--max-rss <size>', 'threads, processes: replace a child once its memory passes this: 256MB')
     .option('--verbose', 'print a line for every job, not only failures')
     .action(async (flags: WorkFlags) => {
       const options: Omit<WorkerOptions, 'store'> = {
@@ -44,10 +59,22 @@ export function registerWork(program: Command): void {
         options.memoryLimitBytes = parseByteSize(flags.memoryLimit, '--memory-limit')
       }
       if (flags.timeout !== undefined) options.defaultTimeoutMs = parseDuration(flags.timeout, '--timeout')
+      const strategy = toStrategy(flags.strategy)
+      const pool: PoolExecutorOptions = { size: options.concurrency! }
+      if (flags.maxJobsPerChild !== undefined) {
+        if (!POOLED.includes(strategy)) throw notPooled('--max-jobs-per-child', strategy)
+        pool.maxJobsPerChild = toInteger(flags.maxJobsPerChild, '--max-jobs-per-child')
+      }
+      if (flags.maxRss !== undefined) {
+        if (!POOLED.includes(strategy)) throw notPooled('--max-rss', strategy)
+        pool.maxRssBytes = parseByteSize(flags.maxRss, '--max-rss')
+      }
 
       const store = await openStore(program.opts<{ store: string }>().store)
       try {
-        const worker = new Worker({ store, ...options })
+        // Built here, not by the Worker, so the pool options reach it; the worker starts and closes it.
+        const executor = createExecutor(strategy, options.handlers, pool)
+        const worker = new Worker({ store, ...options, executor })
         report(worker, flags.verbose === true)
         // Installed before start: a signal that arrives while the worker starts must stop it
         // gracefully, not kill the process with jobs claimed.
@@ -67,7 +94,8 @@ export function registerWork(program: Command): void {
         process.on('SIGTERM', onSignal)
         await worker.start()
         process.stderr.write(
-          `ferry: worker ${worker.workerId} on ${worker.queues.join(', ')} (concurrency ${worker.concurrency}), ` +
+          `ferry: worker ${worker.workerId} on ${worker.queues.join(', ')} ` +
+            `(concurrency ${worker.concurrency}, strategy ${strategy}), ` +
             `handlers: ${[...worker.jobNames].join(', ')}; Ctrl-C stops after the running jobs\n`,
         )
         const reason = await worker.stopped
@@ -115,4 +143,26 @@ function toInteger(text: string, field: string): number {
     throw new ValidationError('invalid_option', field, `must be an integer (got "${text}")`)
   }
   return value
+}
+
+function toStrategy(text: string): ExecutionStrategy {
+  const strategy = EXECUTION_STRATEGIES.find((known) => known === text)
+  if (strategy === undefined) {
+    throw new ValidationError(
+      'invalid_option',
+      '--strategy',
+      `"${text}" is not a strategy (use ${EXECUTION_STRATEGIES.join(', ')})`,
+    )
+  }
+  return strategy
+}
+
+/** Recycling options are refused where nothing is recycled, rather than silently ignored. */
+function notPooled(field: string, strategy: ExecutionStrategy): ValidationError {
+  const why = strategy === 'fork' ? 'fork starts a new process for every job' : 'inline runs no children'
+  return new ValidationError(
+    'invalid_option',
+    field,
+    `applies to --strategy threads or processes only (${why})`,
+  )
 }

@@ -63,8 +63,21 @@ export type ExecutionOutcome =
   | { kind: 'snoozed'; delayMs: number }
   /** The handler said retrying cannot help. */
   | { kind: 'permanent'; error: JobError }
-  /** `signal` was aborted before the handler finished. */
-  | { kind: 'aborted' }
+  /**
+   * `signal` was aborted before the handler finished. `killed` says how an isolating executor
+   * stopped a child that did not answer the abort in time.
+   */
+  | { kind: 'aborted'; killed?: ChildExitDetail }
+
+/** How a child process or thread ended, as recorded on its job. */
+export interface ChildExitDetail {
+  /** e.g. 'the process running the job was killed by SIGKILL' */
+  message: string
+  exitCode: number | null
+  signal: string | null
+  /** The last lines (at most 4 KiB) the child wrote to stderr during the attempt. */
+  stderrTail: string
+}
 
 /**
  * Runs handlers under one execution strategy. The inline strategy runs them on the worker's own

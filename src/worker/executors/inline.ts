@@ -2,7 +2,7 @@ import type { JobHandler, JobHandlers } from '../../core/handler.js'
 import { JobPermanentFailure, JobSnooze } from '../../core/handler.js'
 import { toJobError } from '../../core/job-error.js'
 import { loadHandlers, type HandlerSource } from '../handler-module.js'
-import type { Execution, ExecutionOutcome, Executor } from './executor.js'
+import type { AttemptAbort, Execution, ExecutionOutcome, Executor } from './executor.js'
 
 /**
  * Runs handlers on the worker's own event loop: the lowest overhead, and no isolation. An aborted
@@ -15,6 +15,8 @@ export class InlineExecutor implements Executor {
   readonly strategy = 'inline'
   private handlers: JobHandlers = {}
   private names = new Set<string>()
+  /** Attempts in flight, so close() can end them. */
+  private readonly inFlight = new Set<AttemptAbort>()
 
   constructor(private readonly source: HandlerSource) {}
 
@@ -39,7 +41,8 @@ export class InlineExecutor implements Executor {
     }
     if (abort.aborted) return Promise.resolve({ kind: 'aborted' })
     // One promise per attempt: settled by the handler or by the abort, whichever comes first.
-    return new Promise((resolve) => {
+    this.inFlight.add(abort)
+    return new Promise<ExecutionOutcome>((resolve) => {
       abort.onAbort(() => resolve({ kind: 'aborted' }))
       const ctx = {
         job,
@@ -59,10 +62,13 @@ export class InlineExecutor implements Executor {
         (result: unknown) => resolve({ kind: 'completed', result }),
         (thrown: unknown) => resolve(outcomeOfThrow(thrown)),
       )
-    })
+    }).finally(() => this.inFlight.delete(abort))
   }
 
-  async close(): Promise<void> {}
+  /** Ends attempts still running as aborted (their handlers are told through their signal). */
+  async close(): Promise<void> {
+    for (const abort of [...this.inFlight]) abort.abort(new Error('the executor is closing'))
+  }
 }
 
 /** What a thrown value means: the helpers' signals, or a failure. */

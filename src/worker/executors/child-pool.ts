@@ -1,0 +1,486 @@
+import { availableParallelism } from 'node:os'
+import { resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { FerryError, ValidationError } from '../../core/errors.js'
+import type { HandlerSource } from '../handler-module.js'
+import type { ChildMessage, ParentMessage } from './child/protocol.js'
+import { appendToTail } from './child/stderr-tail.js'
+import type { ChildExitDetail, Execution, ExecutionOutcome, Executor } from './executor.js'
+
+/** Options shared by the isolating executors (threads, processes, fork). */
+export interface PoolExecutorOptions {
+  /**
+   * Children (processes or threads) in the pool: attempts that run at once; more wait for a free
+   * child. The worker's concurrency is the natural value (createExecutor passes it). Default: the
+   * number of CPUs.
+   */
+  size?: number
+  /**
+   * Recycle a child after it ran this many jobs (php-fpm's pm.max_requests): bounds what a slow
+   * leak can accumulate. Default 1000; null for never.
+   */
+  maxJobsPerChild?: number | null
+  /**
+   * Recycle a child, after its job, once the memory it reports passed this: the process's RSS,
+   * or for a thread its own heap (a thread's RSS is the whole process's). Default: none.
+   */
+  maxRssBytes?: number | null
+  /**
+   * Heap limit of each child in MB (`--max-old-space-size` for processes, `resourceLimits` for
+   * threads): a job that passes it fails as 'ran out of memory' and the child is replaced.
+   * Default: none, Node's own limit (a low default would break jobs that legitimately need memory).
+   */
+  maxHeapMb?: number | null
+  /**
+   * After an abort, how long a child has to answer before it is killed; for processes also the
+   * wait between SIGTERM and SIGKILL, and how long a child asked to exit may take. Default 2000.
+   */
+  killGraceMs?: number
+  /** How long a child may take to load the handler module. Default 30 s. */
+  startTimeoutMs?: number
+  /** Where children's output goes, line by line with a `[job <id>]` prefix. Default: this process's. */
+  stdout?: NodeJS.WritableStream
+  stderr?: NodeJS.WritableStream
+}
+
+/** How a child ended, as its spawner saw it. */
+export interface ChildExit {
+  exitCode: number | null
+  signal: string | null
+  /** The child died of V8's heap limit. */
+  outOfMemory: boolean
+  /** An uncaught error reported by a thread's 'error' event (its stack). */
+  errorText?: string
+  /** The pool terminated the thread (it has no signal to report). */
+  terminated?: boolean
+}
+
+/** What a spawner reports about its child. `exit` comes once, after the child's output. */
+export interface ChildEvents {
+  message(message: ChildMessage): void
+  line(stream: 'stdout' | 'stderr', line: string): void
+  exit(exit: ChildExit): void
+}
+
+/** One child as the pool drives it. */
+export interface ChildHandle {
+  /** Names the child in output lines when no job runs in it: a pid or a thread id. */
+  readonly label: string
+  send(message: ParentMessage): void
+  /** Ends the child now: a process gets SIGTERM, then SIGKILL after the grace period; a thread is terminated. */
+  kill(): void
+}
+
+export interface ChildPoolConfig {
+  strategy: 'threads' | 'processes' | 'fork'
+  noun: 'process' | 'thread'
+  spawn: (events: ChildEvents) => ChildHandle
+  /** Spawn children only when jobs wait for one (fork), instead of keeping the pool full. */
+  spawnOnDemand: boolean
+  /** The heap limit the spawner applies, for the out-of-memory message. */
+  heapLimitMb: number | null
+}
+
+const DEFAULT_MAX_JOBS_PER_CHILD = 1000
+const DEFAULT_KILL_GRACE_MS = 2000
+const DEFAULT_START_TIMEOUT_MS = 30_000
+const RESPAWN_BACKOFF = { baseMs: 100, maxMs: 5000 }
+
+interface Attempt {
+  execution: Execution
+  resolve: (outcome: ExecutionOutcome) => void
+  /** The attempt was aborted (by the worker, or by close()): its end is reported as 'aborted'. */
+  aborted: boolean
+}
+
+interface PoolChild {
+  handle: ChildHandle
+  state: 'starting' | 'idle' | 'busy' | 'stopping'
+  jobsRun: number
+  attempt: Attempt | null
+  /**
+   * The job that ran last: output arrives on its own stream, and can trail the outcome message,
+   * so lines seen while the child is idle are most likely that job's.
+   */
+  lastJobId: string | null
+  stderrTail: string[]
+  /** Why it failed to start, when it said so. */
+  loadError: string | null
+  /** The start timeout, an abort's kill grace, or a recycled child's exit grace. */
+  timer: NodeJS.Timeout | null
+}
+
+interface Waiting {
+  execution: Execution
+  resolve: (outcome: ExecutionOutcome) => void
+}
+
+/**
+ * The supervisor of an isolating executor: a pool of children (processes or threads) that each
+ * load the handler module once and run one attempt at a time, the php-fpm idea. It reacts only to
+ * children's messages and exits and to its own timers (start timeout, kill grace, respawn
+ * backoff): nothing polls.
+ */
+export class ChildPool implements Executor {
+  readonly strategy: 'threads' | 'processes' | 'fork'
+  private readonly config: ChildPoolConfig
+  private readonly handlersUrl: string
+  private readonly size: number
+  private readonly maxJobsPerChild: number | null
+  private readonly maxMemoryBytes: number | null
+  private readonly killGraceMs: number
+  private readonly startTimeoutMs: number
+  private readonly stdout: NodeJS.WritableStream
+  private readonly stderr: NodeJS.WritableStream
+  private readonly children = new Set<PoolChild>()
+  private waiting: Waiting[] = []
+  private names = new Set<string>()
+  private started = false
+  private closing = false
+  /** Start failures since a child last became ready: the respawn backoff grows with them. */
+  private startFailures = 0
+  private backoffTimer: NodeJS.Timeout | null = null
+  /** While start() waits for the first children. */
+  private starting: { resolve: () => void; reject: (error: Error) => void } | null = null
+  private allExited: (() => void) | null = null
+
+  constructor(
+    source: HandlerSource,
+    options: PoolExecutorOptions,
+    config: ChildPoolConfig,
+    fixed: { maxJobsPerChild?: number } = {},
+  ) {
+    this.strategy = config.strategy
+    this.config = config
+    this.handlersUrl = handlerModuleUrl(source, config.strategy)
+    this.size = checkCount(options.size ?? availableParallelism(), 'size')
+    const maxJobs = fixed.maxJobsPerChild ?? options.maxJobsPerChild
+    this.maxJobsPerChild =
+      maxJobs === null ? null : checkCount(maxJobs ?? DEFAULT_MAX_JOBS_PER_CHILD, 'maxJobsPerChild')
+    this.maxMemoryBytes = options.maxRssBytes == null ? null : checkCount(options.maxRssBytes, 'maxRssBytes')
+    this.killGraceMs = checkCount(options.killGraceMs ?? DEFAULT_KILL_GRACE_MS, 'killGraceMs')
+    this.startTimeoutMs = checkCount(options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS, 'startTimeoutMs')
+    this.stdout = options.stdout ?? process.stdout
+    this.stderr = options.stderr ?? process.stderr
+  }
+
+  get jobNames(): ReadonlySet<string> {
+    return this.names
+  }
+
+  /** Children alive now (starting, idle, busy or stopping): for tests and diagnostics. */
+  get childCount(): number {
+    return this.children.size
+  }
+
+  /**
+   * Starts the pool (one child when spawning on demand) and resolves once every child loaded the
+   * handler module; rejects, leaving nothing running, when one cannot.
+   */
+  async start(): Promise<void> {
+    if (this.started)
+      throw new ValidationError('invalid_option', 'start', `the ${this.strategy} executor is already started`)
+    this.started = true
+    const ready = new Promise<void>((resolve, reject) => (this.starting = { resolve, reject }))
+    const initial = this.config.spawnOnDemand ? 1 : this.size
+    for (let i = 0; i < initial; i++) this.spawn()
+    try {
+      await ready
+    } catch (error) {
+      await this.close()
+      throw error
+    } finally {
+      this.starting = null
+    }
+  }
+
+  run(execution: Execution): Promise<ExecutionOutcome> {
+    if (this.closing) return Promise.resolve({ kind: 'aborted' })
+    if (!this.names.has(execution.job.name)) {
+      const message = `no handler for job name "${execution.job.name}" in this worker`
+      return Promise.resolve({ kind: 'failed', error: { kind: 'unknown_handler', message } })
+    }
+    if (execution.abort.aborted) return Promise.resolve({ kind: 'aborted' })
+    return new Promise((resolve) => {
+      const waiting: Waiting = { execution, resolve }
+      this.waiting.push(waiting)
+      // Aborted while waiting for a child: it never started, so there is nothing to stop.
+      execution.abort.onAbort(() => {
+        const index = this.waiting.indexOf(waiting)
+        if (index === -1) return
+        this.waiting.splice(index, 1)
+        resolve({ kind: 'aborted' })
+      })
+      this.dispatch()
+      this.fill()
+    })
+  }
+
+  /** Asks every child to exit (aborting running attempts first), kills stragglers, resolves when all are gone. */
+  async close(): Promise<void> {
+    this.closing = true
+    if (this.backoffTimer !== null) clearTimeout(this.backoffTimer)
+    this.backoffTimer = null
+    for (const { resolve } of this.waiting.splice(0)) resolve({ kind: 'aborted' })
+    if (this.children.size === 0) return
+    const exited = new Promise<void>((resolve) => (this.allExited = resolve))
+    for (const child of this.children) {
+      if (child.attempt !== null)
+        this.abortAttempt(child, child.attempt, 'the worker is closing its executor')
+      else if (child.state !== 'stopping') this.retire(child)
+    }
+    await exited
+  }
+
+  // ── children ──────────────────────────────────────────────────────────────────────────────
+
+  private spawn(): void {
+    const child: PoolChild = {
+      handle: null as unknown as ChildHandle,
+      state: 'starting',
+      jobsRun: 0,
+      attempt: null,
+      lastJobId: null,
+      stderrTail: [],
+      loadError: null,
+      timer: null,
+    }
+    this.children.add(child)
+    child.handle = this.config.spawn({
+      message: (message) => this.onMessage(child, message),
+      line: (stream, line) => this.onLine(child, stream, line),
+      exit: (exit) => this.onExit(child, exit),
+    })
+    child.timer = setTimeout(() => {
+      child.timer = null
+      child.loadError = `it did not load the handler module within ${this.startTimeoutMs} ms`
+      child.handle.kill()
+    }, this.startTimeoutMs)
+    child.handle.send({ type: 'load', handlers: this.handlersUrl })
+  }
+
+  /** Keeps the pool at its size (or, spawning on demand, at what waiting jobs need). */
+  private fill(): void {
+    if (this.closing || !this.started || this.starting !== null || this.backoffTimer !== null) return
+    let live = 0
+    let spare = 0
+    for (const child of this.children) {
+      if (child.state === 'stopping') continue
+      live++
+      if (child.state !== 'busy') spare++
+    }
+    const wanted = this.config.spawnOnDemand
+      ? Math.min(this.size, live + this.waiting.length - spare)
+      : this.size
+    for (; live < wanted; live++) this.spawn()
+  }
+
+  /** Hands waiting attempts to idle children. */
+  private dispatch(): void {
+    for (const child of this.children) {
+      if (this.waiting.length === 0) return
+      if (child.state !== 'idle') continue
+      this.assign(child, this.waiting.shift()!)
+    }
+  }
+
+  private assign(child: PoolChild, { execution, resolve }: Waiting): void {
+    const attempt: Attempt = { execution, resolve, aborted: false }
+    child.state = 'busy'
+    child.attempt = attempt
+    child.lastJobId = execution.job.id
+    // The tail describes this attempt's crash, not an earlier job's noise.
+    child.stderrTail = []
+    child.handle.send({ type: 'run', job: execution.job })
+    execution.abort.onAbort(() => this.abortAttempt(child, attempt, 'aborted'))
+  }
+
+  /** Tells the child to abort; kills it when it does not answer within the grace period. */
+  private abortAttempt(child: PoolChild, attempt: Attempt, reason: string): void {
+    if (child.attempt !== attempt || attempt.aborted) return
+    attempt.aborted = true
+    child.handle.send({ type: 'abort', jobId: attempt.execution.job.id, reason })
+    child.timer = setTimeout(() => {
+      child.timer = null
+      child.state = 'stopping'
+      child.handle.kill()
+    }, this.killGraceMs)
+  }
+
+  /** Asks an idle child to exit (recycling, close); kills it if it takes longer than the grace period. */
+  private retire(child: PoolChild): void {
+    child.state = 'stopping'
+    if (child.timer !== null) clearTimeout(child.timer)
+    child.handle.send({ type: 'exit' })
+    child.timer = setTimeout(() => {
+      child.timer = null
+      child.handle.kill()
+    }, this.killGraceMs)
+  }
+
+  private onMessage(child: PoolChild, message: ChildMessage): void {
+    switch (message.type) {
+      case 'ready':
+        if (child.state !== 'starting') return
+        if (child.timer !== null) clearTimeout(child.timer)
+        child.timer = null
+        child.state = 'idle'
+        this.startFailures = 0
+        if (this.names.size === 0) this.names = new Set(message.jobNames)
+        if (this.starting !== null && this.countReady() === (this.config.spawnOnDemand ? 1 : this.size)) {
+          this.starting.resolve()
+        }
+        if (this.closing) this.retire(child)
+        else this.dispatch()
+        break
+      case 'load-failed':
+        // The child exits by itself (its exit counts the failure), unless the module left
+        // something running in it.
+        child.loadError = message.message
+        if (child.timer !== null) clearTimeout(child.timer)
+        child.timer = setTimeout(() => {
+          child.timer = null
+          child.handle.kill()
+        }, this.killGraceMs)
+        break
+      case 'outcome': {
+        const attempt = child.attempt
+        if (attempt === null || attempt.execution.job.id !== message.jobId) return
+        if (child.timer !== null) clearTimeout(child.timer)
+        child.timer = null
+        child.attempt = null
+        child.jobsRun++
+        attempt.resolve(attempt.aborted ? { kind: 'aborted' } : message.outcome)
+        const worn =
+          (this.maxJobsPerChild !== null && child.jobsRun >= this.maxJobsPerChild) ||
+          (this.maxMemoryBytes !== null && message.memoryBytes > this.maxMemoryBytes)
+        // An aborted handler may still run inside (one that ignored its signal): do not reuse it.
+        if (this.closing || attempt.aborted || worn) this.retire(child)
+        else child.state = 'idle'
+        this.fill()
+        this.dispatch()
+        break
+      }
+    }
+  }
+
+  private onExit(child: PoolChild, exit: ChildExit): void {
+    if (child.timer !== null) clearTimeout(child.timer)
+    child.timer = null
+    this.children.delete(child)
+    const wasStarting = child.state === 'starting'
+    if (exit.errorText !== undefined) this.keepStderr(child, exit.errorText)
+    const attempt = child.attempt
+    if (attempt !== null) {
+      child.attempt = null
+      const detail = this.describeExit(child, exit)
+      if (attempt.aborted) attempt.resolve({ kind: 'aborted', killed: detail })
+      else attempt.resolve({ kind: 'failed', error: { kind: 'crash', ...detail } })
+    } else if (wasStarting) {
+      this.onStartFailed(child, exit)
+    }
+    if (this.closing) {
+      if (this.children.size === 0) this.allExited?.()
+      return
+    }
+    this.fill()
+    this.dispatch()
+  }
+
+  private onStartFailed(child: PoolChild, exit: ChildExit): void {
+    const reason =
+      child.loadError ??
+      `${this.describeExit(child, exit).message.replace(' running the job', '')} before it was ready` +
+        (child.stderrTail.length > 0 ? `:\n${child.stderrTail.join('\n')}` : '')
+    if (this.starting !== null) {
+      this.starting.reject(
+        new FerryError('invalid_option', `the ${this.strategy} executor cannot start: ${reason}`),
+      )
+      return
+    }
+    // A child that keeps failing to start must not spin: wait longer after each failure.
+    this.startFailures++
+    const delayMs = Math.min(RESPAWN_BACKOFF.baseMs * 2 ** (this.startFailures - 1), RESPAWN_BACKOFF.maxMs)
+    this.stderr.write(
+      `[ferry ${this.strategy}] a ${this.config.noun} failed to start (${reason}); retrying in ${delayMs} ms\n`,
+    )
+    if (this.backoffTimer !== null) return
+    this.backoffTimer = setTimeout(() => {
+      this.backoffTimer = null
+      this.fill()
+    }, delayMs)
+  }
+
+  private describeExit(child: PoolChild, exit: ChildExit): ChildExitDetail {
+    const { noun } = this.config
+    const stderrTail = child.stderrTail.join('\n')
+    const outOfMemory =
+      exit.outOfMemory || /JavaScript heap out of memory|Reached heap limit/.test(stderrTail)
+    let message: string
+    if (outOfMemory) {
+      const limit = this.config.heapLimitMb === null ? "Node's default" : `${this.config.heapLimitMb} MB`
+      message = `the ${noun} running the job ran out of memory (heap limit ${limit})`
+    } else if (exit.terminated === true) {
+      message = `the ${noun} running the job was terminated`
+    } else if (exit.signal !== null) {
+      message = `the ${noun} running the job was killed by ${exit.signal}`
+    } else {
+      message = `the ${noun} running the job exited with code ${exit.exitCode}`
+      const firstLine = exit.errorText?.split('\n', 1)[0]
+      if (firstLine) message += ` (${firstLine})`
+    }
+    return { message, exitCode: exit.exitCode, signal: exit.signal, stderrTail }
+  }
+
+  private countReady(): number {
+    let ready = 0
+    for (const child of this.children) if (child.state === 'idle' || child.state === 'busy') ready++
+    return ready
+  }
+
+  // ── output ────────────────────────────────────────────────────────────────────────────────
+
+  private onLine(child: PoolChild, stream: 'stdout' | 'stderr', line: string): void {
+    const prefix =
+      child.lastJobId !== null ? `[job ${child.lastJobId}]` : `[${this.config.noun} ${child.handle.label}]`
+    ;(stream === 'stdout' ? this.stdout : this.stderr).write(`${prefix} ${line}\n`)
+    if (stream === 'stderr') this.keepStderr(child, line)
+  }
+
+  private keepStderr(child: PoolChild, text: string): void {
+    appendToTail(child.stderrTail, text)
+  }
+}
+
+/** Isolating executors load handlers in another process or thread: they need the module's location. */
+function handlerModuleUrl(source: HandlerSource, strategy: string): string {
+  if (source instanceof URL) return source.href
+  if (typeof source === 'string') return pathToFileURL(resolve(source)).href
+  throw new ValidationError(
+    'invalid_option',
+    'handlers',
+    `the ${strategy} strategy needs handlers as a module path`,
+  )
+}
+
+function checkCount(value: unknown, field: string): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
+    throw new ValidationError('invalid_option', field, `must be a positive integer (got ${String(value)})`)
+  }
+  return value
+}
+
+/** Splits a child's output stream into lines (the last one flushed when the stream ends). */
+export function forEachLine(stream: NodeJS.ReadableStream, onLine: (line: string) => void): void {
+  let pending = ''
+  stream.setEncoding('utf8')
+  stream.on('data', (chunk: string) => {
+    const lines = (pending + chunk).split('\n')
+    pending = lines.pop()!
+    for (const line of lines) onLine(line.endsWith('\r') ? line.slice(0, -1) : line)
+  })
+  stream.on('end', () => {
+    if (pending !== '') onLine(pending)
+    pending = ''
+  })
+}

@@ -1,0 +1,16 @@
+// The entry point of a worker thread of the `threads` strategy.
+import { getHeapStatistics } from 'node:v8'
+import { parentPort } from 'node:worker_threads'
+import { runChild } from './child-runtime.js'
+
+if (parentPort === null)
+  throw new Error('ferry: this is the entry of the threads executor; run it as a worker thread')
+const port = parentPort
+
+runChild({
+  send: (message) => port.postMessage(message),
+  onMessage: (listener) => port.on('message', listener),
+  close: () => port.close(),
+  // RSS belongs to the whole process; a thread's own footprint is its isolate's heap.
+  memoryBytes: () => getHeapStatistics().used_heap_size,
+})

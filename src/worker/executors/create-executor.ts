@@ -1,0 +1,41 @@
+import { ValidationError } from '../../core/errors.js'
+import type { HandlerSource } from '../handler-module.js'
+import type { PoolExecutorOptions } from './child-pool.js'
+import type { Executor } from './executor.js'
+import { ForkExecutor } from './fork.js'
+import { InlineExecutor } from './inline.js'
+import { ProcessesExecutor } from './processes.js'
+import { ThreadsExecutor } from './threads.js'
+
+export type ExecutionStrategy = Executor['strategy']
+
+export const EXECUTION_STRATEGIES: readonly ExecutionStrategy[] = ['inline', 'threads', 'processes', 'fork']
+
+/**
+ * The executor for a strategy. Pass the worker's concurrency as `size`, so the pool has a child
+ * for every job the worker runs at once; the pool options do not apply to inline.
+ */
+export function createExecutor(
+  strategy: ExecutionStrategy,
+  handlers: HandlerSource,
+  options: PoolExecutorOptions = {},
+): Executor {
+  switch (strategy) {
+    case 'inline':
+      return new InlineExecutor(handlers)
+    case 'threads':
+      return new ThreadsExecutor(handlers, options)
+    case 'processes':
+      return new ProcessesExecutor(handlers, options)
+    case 'fork': {
+      const { maxJobsPerChild: _maxJobs, maxRssBytes: _maxRss, ...forkOptions } = options
+      return new ForkExecutor(handlers, forkOptions)
+    }
+    default:
+      throw new ValidationError(
+        'invalid_option',
+        'strategy',
+        `must be one of ${EXECUTION_STRATEGIES.join(', ')} (got ${String(strategy)})`,
+      )
+  }
+}

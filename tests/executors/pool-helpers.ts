@@ -1,0 +1,75 @@
+import { PassThrough } from 'node:stream'
+import type { ClaimedJob } from '../../src/core/job.js'
+import { AttemptAbort, type ExecutionOutcome, type Executor } from '../../src/worker/executors/executor.js'
+
+export const POOL_HANDLERS = new URL('./pool-handlers.ts', import.meta.url)
+export const BROKEN_HANDLERS = new URL('./pool-broken-handlers.ts', import.meta.url)
+
+let nextId = 1
+
+export function claimedJob(name: string, payload: unknown = null): ClaimedJob {
+  const now = Date.now()
+  return {
+    id: String(nextId++),
+    queue: 'default',
+    name,
+    payload,
+    state: 'active',
+    priority: 0,
+    runAt: now,
+    attempts: 1,
+    maxAttempts: 3,
+    timeoutMs: null,
+    uniqueKey: null,
+    lastError: null,
+    result: null,
+    workerId: 'test',
+    leaseToken: 'token',
+    leaseExpiresAt: now + 30_000,
+    createdAt: now,
+    updatedAt: now,
+    finishedAt: null,
+  }
+}
+
+/** Runs one job to its outcome; `abortAfterMs` aborts it like the worker's timeout would. */
+export async function runJob(
+  executor: Executor,
+  name: string,
+  payload: unknown = null,
+  abortAfterMs?: number,
+): Promise<ExecutionOutcome> {
+  const abort = new AttemptAbort()
+  const timer =
+    abortAfterMs === undefined
+      ? null
+      : setTimeout(() => abort.abort(new Error(`timed out after ${abortAfterMs} ms`)), abortAfterMs)
+  try {
+    return await executor.run({ job: claimedJob(name, payload), abort })
+  } finally {
+    if (timer !== null) clearTimeout(timer)
+  }
+}
+
+export function completedResult(outcome: ExecutionOutcome): unknown {
+  if (outcome.kind !== 'completed') throw new Error(`expected completed, got ${JSON.stringify(outcome)}`)
+  return outcome.result
+}
+
+/** A stream that keeps what is written to it, for the executors' stdout/stderr options. */
+export function capture(): { stream: PassThrough; text: () => string } {
+  const stream = new PassThrough()
+  let text = ''
+  stream.setEncoding('utf8')
+  stream.on('data', (chunk: string) => (text += chunk))
+  return { stream, text: () => text }
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
