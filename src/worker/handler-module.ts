@@ -1,6 +1,6 @@
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { resolve } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { FerryError, ValidationError } from '../core/errors.js'
 import type { JobHandlers } from '../core/handler.js'
@@ -29,7 +29,10 @@ export async function loadHandlers(source: HandlerSource): Promise<JobHandlers> 
       (error as { code?: string }).code === 'ERR_UNKNOWN_FILE_EXTENSION' &&
       (await registerTypeScript(url))
     ) {
-      module = (await import(url.href)) as { default?: unknown }
+      // The failed import stays cached under its URL: import it again under another one.
+      const retry = new URL(url.href)
+      retry.searchParams.set('loader', 'tsx')
+      module = (await import(retry.href)) as { default?: unknown }
     } else {
       throw new FerryError(
         'invalid_option',
@@ -73,9 +76,18 @@ function checkHandlers(value: unknown, what: string): JobHandlers {
 /** Registers tsx's ESM loader from the module's own project, if it has one. */
 async function registerTypeScript(moduleUrl: URL): Promise<boolean> {
   try {
-    const require = createRequire(moduleUrl)
-    const api = require.resolve('tsx/esm/api')
-    const { register } = (await import(pathToFileURL(api).href)) as { register: () => unknown }
+    // Resolved through package.json: require.resolve would pick tsx's CommonJS entry, whose
+    // register() does not load ES modules.
+    const packageJson = createRequire(moduleUrl).resolve('tsx/package.json')
+    const { exports } = JSON.parse(readFileSync(packageJson, 'utf8')) as {
+      exports: Record<string, { import?: string | { default?: string } }>
+    }
+    const entry = exports['./esm/api']?.import
+    const path = typeof entry === 'string' ? entry : entry?.default
+    if (path === undefined) return false
+    const { register } = (await import(pathToFileURL(join(dirname(packageJson), path)).href)) as {
+      register: () => unknown
+    }
     register()
     return true
   } catch {
