@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 
 /** Clock ticks per second, the unit of utime/stime in /proc/<pid>/stat (`getconf CLK_TCK`). */
 export function clockTicksPerSecond(): number {
@@ -58,4 +58,44 @@ export function threadTotals(pid: number): ThreadTotals {
     threads++
   }
   return { cpuNs, contextSwitches, threads }
+}
+
+export interface ProcessCpu {
+  /** utime + stime of the process itself, in clock ticks. */
+  self: number
+  /** cutime + cstime: every child it has waited for (reaped), their whole lives, in clock ticks. */
+  children: number
+}
+
+/** Fields 14–17 of /proc/<pid>/stat: the process's own CPU time and its reaped children's. */
+export function processCpu(pid: number): ProcessCpu {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  // fields[0] is field 3: utime, stime, cutime, cstime are fields 14–17.
+  const [utime, stime, cutime, cstime] = fields.slice(11, 15).map(Number)
+  if (![utime, stime, cutime, cstime].every((n) => Number.isInteger(n)))
+    throw new Error(`cannot read CPU times from /proc/${pid}/stat: ${stat}`)
+  return { self: utime! + stime!, children: cutime! + cstime! }
+}
+
+/** The pids whose parent is `pid` now (field 4 of every /proc/<n>/stat). */
+export function childPids(pid: number): number[] {
+  const pids: number[] = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    let stat: string
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, 'utf8')
+    } catch {
+      continue // it ended while we looked
+    }
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+    if (ppid === pid) pids.push(Number(name))
+  }
+  return pids
+}
+
+/** Whether /proc/<pid> exists: a process that exited but was not reaped yet still has one. */
+export function processExists(pid: number): boolean {
+  return existsSync(`/proc/${pid}`)
 }

@@ -5,6 +5,8 @@ import { enqueueConcurrentScenario } from '../scenarios/enqueue-concurrent.js'
 import { enqueueSerialScenario } from '../scenarios/enqueue-serial.js'
 import { fsyncRateScenario } from '../scenarios/fsync-rate.js'
 import { idleCpuScenario } from '../scenarios/idle-cpu.js'
+import { strategyOverheadScenario } from '../scenarios/strategy-overhead.js'
+import { supervisorCpuScenario } from '../scenarios/supervisor-cpu.js'
 import { wakeLatencyScenario } from '../scenarios/wake-latency.js'
 import { workerThroughputScenario } from '../scenarios/worker-throughput.js'
 import type { ScenarioDef } from './types.js'
@@ -20,4 +22,6 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   workerThroughputScenario,
   idleCpuScenario,
   wakeLatencyScenario,
+  strategyOverheadScenario,
+  supervisorCpuScenario,
 ]
