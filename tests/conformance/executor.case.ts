@@ -11,7 +11,8 @@
  * timeout or a hard stop.
  */
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { Writable } from 'node:stream'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import assert from 'node:assert/strict'
@@ -19,8 +20,9 @@ import { describe, it, type TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
 
 import type { ClaimedJob, JobError } from '../../src/core/job.js'
+import type { PoolExecutorOptions } from '../../src/worker/executors/child-pool.js'
 import { AttemptAbort, type ExecutionOutcome, type Executor } from '../../src/worker/executors/executor.js'
-import { defer, REPO_ROOT, waitFor, withTimeout } from '../helpers/worker-helpers.js'
+import { defer, isAlive, readPid, REPO_ROOT, waitFor, withTimeout } from '../helpers/worker-helpers.js'
 
 export interface SkipEntry {
   /** Test names, exactly as the suite spells them. */
@@ -58,6 +60,16 @@ const KILL_WITHIN_MS = 5000
 const PROBE_ENV = 'FERRY_EXECUTOR_PROBE'
 
 let jobSequence = 0
+
+/**
+ * Pool options for the isolating strategies' conformance files: a short kill grace, so an
+ * abandoned attempt is killed quickly; a 128 MB heap, which runs out fast; children's output,
+ * prefixed by the executor, discarded rather than cluttering the test report.
+ */
+export function isolatingTestOptions(): PoolExecutorOptions {
+  const discard = (): Writable => new Writable({ write: (_chunk, _encoding, done) => done() })
+  return { size: 2, killGraceMs: 300, maxHeapMb: 128, stdout: discard(), stderr: discard() }
+}
 
 /** A job as `claim` hands it out. */
 export function claimedJob(
@@ -456,24 +468,6 @@ async function assertKilled(pidFile: string): Promise<void> {
   const pid = await waitFor(() => readPid(pidFile), KILL_WITHIN_MS, 'the handler writing its pid')
   if (pid === process.pid) return
   await waitFor(() => !isAlive(pid), KILL_WITHIN_MS, `process ${pid} (the aborted attempt's) being killed`)
-}
-
-function readPid(file: string): number | null {
-  try {
-    const text = readFileSync(file, 'utf8')
-    return text === '' ? null : Number(text)
-  } catch {
-    return null
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
 }
 
 function tempFile(t: TestContext, name: string): string {

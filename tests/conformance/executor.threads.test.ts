@@ -1,7 +1,5 @@
-import { Writable } from 'node:stream'
-
 import { createExecutor } from '../../src/worker/executors/create-executor.js'
-import { runExecutorConformance } from './executor.case.js'
+import { isolatingTestOptions, runExecutorConformance } from './executor.case.js'
 
 // Threads share the worker's process: what kills a process kills the worker with its threads.
 const SKIP = [
@@ -11,20 +9,10 @@ const SKIP = [
   },
 ]
 
-/** Children's output, prefixed by the executor, would only clutter the test report. */
-const discard = (): Writable => new Writable({ write: (_chunk, _encoding, done) => done() })
-
 runExecutorConformance({
   name: 'threads',
   createExecutor: (handlersModulePath) =>
-    createExecutor('threads', handlersModulePath, {
-      size: 2,
-      // Short, so an abandoned attempt is killed quickly; a 128 MB heap runs out of memory fast.
-      killGraceMs: 300,
-      maxHeapMb: 128,
-      stdout: discard(),
-      stderr: discard(),
-    }),
+    createExecutor('threads', handlersModulePath, isolatingTestOptions()),
   skip: SKIP,
   testFile: import.meta.url,
 })

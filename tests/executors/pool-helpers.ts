@@ -1,36 +1,9 @@
 import { PassThrough } from 'node:stream'
-import type { ClaimedJob } from '../../src/core/job.js'
 import { AttemptAbort, type ExecutionOutcome, type Executor } from '../../src/worker/executors/executor.js'
+import { claimedJob } from '../conformance/executor.case.js'
 
 export const POOL_HANDLERS = new URL('./pool-handlers.ts', import.meta.url)
 export const BROKEN_HANDLERS = new URL('./pool-broken-handlers.ts', import.meta.url)
-
-let nextId = 1
-
-export function claimedJob(name: string, payload: unknown = null): ClaimedJob {
-  const now = Date.now()
-  return {
-    id: String(nextId++),
-    queue: 'default',
-    name,
-    payload,
-    state: 'active',
-    priority: 0,
-    runAt: now,
-    attempts: 1,
-    maxAttempts: 3,
-    timeoutMs: null,
-    uniqueKey: null,
-    lastError: null,
-    result: null,
-    workerId: 'test',
-    leaseToken: 'token',
-    leaseExpiresAt: now + 30_000,
-    createdAt: now,
-    updatedAt: now,
-    finishedAt: null,
-  }
-}
 
 /** Runs one job to its outcome; `abortAfterMs` aborts it like the worker's timeout would. */
 export async function runJob(

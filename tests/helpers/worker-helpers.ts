@@ -7,7 +7,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import type { EventEmitter } from 'node:events'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
@@ -303,3 +303,23 @@ export function runFerry(t: TestContext, args: string[], timeoutMs = 20_000): Pr
 export const WORKER_STARTED = /^ferry: worker \S+ on /m
 
 export { allJobs } from './store-harness.js'
+
+/** The pid a fixture handler wrote to `file`, or null until it has. */
+export function readPid(file: string): number | null {
+  try {
+    const text = readFileSync(file, 'utf8')
+    return text === '' ? null : Number(text)
+  } catch {
+    return null
+  }
+}
+
+/** Whether a process with this pid exists (EPERM: it exists, but is not ours to signal). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}

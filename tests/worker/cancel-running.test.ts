@@ -11,18 +11,9 @@ import { test } from 'node:test'
 
 import { createClient, createExecutor, Worker } from '../../src/index.js'
 import { tempDatabase } from '../helpers/sqlite-harness.js'
-import { waitFor, waitForEvent } from '../helpers/worker-helpers.js'
+import { isAlive, waitFor, waitForEvent } from '../helpers/worker-helpers.js'
 
 const BLOCKS_LOOP = fileURLToPath(new URL('../fixtures/executor-handlers/blocks-loop.mjs', import.meta.url))
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
 for (const strategy of ['processes', 'threads'] as const) {
   test(`cancelling a running job from another store kills its ${strategy} child and frees the slot`, async (t) => {

@@ -5,7 +5,6 @@
  * suite's business (tests/conformance/executor.case.ts); here the worker must live on and store
  * each job's real cause.
  */
-import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import assert from 'node:assert/strict'
 import { describe, test, type TestContext } from 'node:test'
@@ -16,6 +15,8 @@ import {
   allJobs,
   createWorker,
   getJob,
+  isAlive,
+  readPid,
   runFerry,
   spawnFerry,
   stopWorker,
@@ -53,24 +54,6 @@ function countEvents(
   return withTimeout(done, timeoutMs, `${count} '${name}' events (saw ${seen})`).finally(() =>
     worker.off(name, listener),
   )
-}
-
-function readPid(file: string): number | null {
-  try {
-    const text = readFileSync(file, 'utf8')
-    return text === '' ? null : Number(text)
-  } catch {
-    return null
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
 }
 
 async function setup(t: TestContext, strategy: Strategy, fixture: string, concurrency: number) {
