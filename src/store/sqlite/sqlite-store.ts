@@ -222,13 +222,13 @@ export class SqliteStore implements Store {
   async enqueue({ jobs, now }: EnqueueParams): Promise<EnqueueResult[]> {
     this.assertOpen('enqueue')
     if (jobs.length === 0) return []
-    const at = now ?? Date.now()
     const insert = this.statement('enqueue')
     const findUnique = this.statement('enqueue-find-unique').pluck()
     const readyQueues = new Set<string>()
     let earliestScheduled: number | null = null
-    const results = this.write(() =>
-      jobs.map((job): EnqueueResult => {
+    const results = this.write((lockedAt) => {
+      const at = now ?? lockedAt
+      return jobs.map((job): EnqueueResult => {
         const runAt = job.runAt ?? at + job.delayMs
         const ready = runAt <= at
         const { changes, lastInsertRowid } = insert.run(
@@ -250,8 +250,8 @@ export class SqliteStore implements Store {
         if (ready) readyQueues.add(job.queue)
         else if (earliestScheduled === null || runAt < earliestScheduled) earliestScheduled = runAt
         return { id: String(lastInsertRowid), created: true }
-      }),
-    )
+      })
+    })
     this.hub.notify(readyQueues)
     this.hub.armDue(earliestScheduled, Date.now())
     if (results.some((result) => result.created)) this.fileWatch.ring()
@@ -263,15 +263,15 @@ export class SqliteStore implements Store {
   async claim(params: ClaimParams): Promise<ClaimedJob[]> {
     this.assertOpen('claim')
     checkClaimParams(params)
-    const at = params.now ?? Date.now()
-    return this.write(() => this.claimIn(params, at), { sync: false }).map(toClaimedJob)
+    return this.write((lockedAt) => this.claimIn(params, params.now ?? lockedAt), { sync: false }).map(
+      toClaimedJob,
+    )
   }
 
   async settle({ settlements, now }: SettleParams): Promise<SettleResult[]> {
     this.assertOpen('settle')
     if (settlements.length === 0) return []
-    const at = now ?? Date.now()
-    const { results, rescheduled } = this.write(() => this.settleIn(settlements, at))
+    const { results, rescheduled } = this.write((lockedAt) => this.settleIn(settlements, now ?? lockedAt))
     if (rescheduled) this.wakeAfterReschedule()
     return results
   }
@@ -279,8 +279,8 @@ export class SqliteStore implements Store {
   async settleAndClaim({ settlements, claim, now }: SettleAndClaimParams): Promise<SettleAndClaimResult> {
     this.assertOpen('settleAndClaim')
     checkClaimParams(claim)
-    const at = now ?? Date.now()
-    const { settled, rows, rescheduled } = this.write(() => {
+    const { settled, rows, rescheduled } = this.write((lockedAt) => {
+      const at = now ?? lockedAt
       const { results, rescheduled } = this.settleIn(settlements, at)
       return { settled: results, rows: this.claimIn(claim, at), rescheduled }
     })
@@ -368,10 +368,10 @@ export class SqliteStore implements Store {
     this.assertOpen('renew')
     assertPositiveInteger(leaseMs, 'leaseMs')
     if (leases.length === 0) return []
-    const at = now ?? Date.now()
     const renew = this.statement('renew')
-    return this.write(() =>
-      leases.map(({ id, leaseToken }): SettleResult => {
+    return this.write((lockedAt) => {
+      const at = now ?? lockedAt
+      return leases.map(({ id, leaseToken }): SettleResult => {
         const { changes } = renew.run({
           id,
           lease_token: leaseToken,
@@ -379,8 +379,8 @@ export class SqliteStore implements Store {
           now: at,
         })
         return changes === 1 ? 'ok' : 'lease_lost'
-      }),
-    )
+      })
+    })
   }
 
   async waitForWork(params: WaitParams): Promise<WakeReason> {
@@ -596,8 +596,12 @@ export class SqliteStore implements Store {
    * the next synced commit makes it durable, since an fsync of the WAL covers every earlier
    * write to it. It takes the claim's fsync out of the wake-up path: 2.2 of the 2.7 ms from an
    * enqueue in another process to the handler's start (bench wake-latency, p50, before this).
+   *
+   * fn gets the time read once the write lock is held: BEGIN IMMEDIATE may wait up to busy_timeout
+   * for another process's commit, and a lease or run time computed from a clock read before that
+   * wait would be short by it (the chaos run found claims handed out with their lease half gone).
    */
-  private write<T>(fn: () => T, { sync = true }: { sync?: boolean } = {}): T {
+  private write<T>(fn: (lockedAt: number) => T, { sync = true }: { sync?: boolean } = {}): T {
     let result: T
     const relaxed = !sync && this.durability === 'full'
     try {
@@ -608,7 +612,7 @@ export class SqliteStore implements Store {
       throw wrapDriverError(error, this.path)
     }
     try {
-      result = fn()
+      result = fn(Date.now())
       this.commit.run()
     } catch (error) {
       if (this.db.inTransaction) this.rollback.run()
