@@ -331,7 +331,8 @@ export function checkChaosRun(dir: string): CheckResult {
  * earlier lease could have expired (each accepted renewal was computed no earlier than it was sent).
  */
 function checkPair(id: string, earlier: Run, later: Run, leaseMs: number, violations: ViolationList): void {
-  const ended = firstEnd(earlier)
+  // A settlement or a lost lease ends the claim; a killed worker's claim lasts until its lease runs out.
+  const ended = recordedEnd(earlier)
   if (ended !== null && ended <= later.sentAt) return
   const validUntil = Math.max(earlier.leaseUntil, ...earlier.renewedAt.map((t) => t + leaseMs))
   if (later.answeredAt < validUntil) {
@@ -354,10 +355,9 @@ function checkPair(id: string, earlier: Run, later: Run, leaseMs: number, violat
   }
 }
 
-function firstEnd(run: Run): number | null {
+function recordedEnd(run: Run): number | null {
   const ends = [...run.settles.map((s) => s.t0), ...(run.lostAt === null ? [] : [run.lostAt])]
-  if (ends.length > 0) return Math.min(...ends)
-  return run.incarnation.killedAt
+  return ends.length > 0 ? Math.min(...ends) : null
 }
 
 /** Why a run was followed by another: its worker was killed or frozen during it, or it lost its lease. */
@@ -365,9 +365,9 @@ function explain(run: Run): 'kill' | 'freeze' | 'stall' | 'requeued' | null {
   if (run.settles.some((s) => s.result === 'ok' && (s.kind === 'retry' || s.kind === 'snoozed')))
     return 'requeued'
   const { killedAt, freezes } = run.incarnation
-  const recordedEnd = run.settles.length > 0 || run.lostAt !== null ? firstEnd(run)! : null
-  if (recordedEnd === null && killedAt !== null && killedAt >= run.sentAt) return 'kill'
-  const end = recordedEnd ?? killedAt ?? Infinity
+  const ended = recordedEnd(run)
+  if (ended === null && killedAt !== null && killedAt >= run.sentAt) return 'kill'
+  const end = ended ?? killedAt ?? Infinity
   if (freezes.some((f) => f.from <= end && f.to >= run.sentAt)) return 'freeze'
   if (run.lostAt !== null || run.settles.some((s) => s.result === 'lease_lost')) return 'stall'
   return null
