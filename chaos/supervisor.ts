@@ -189,6 +189,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosMeta> {
     }))
   const workers = slots('worker', WORKER_COUNT, 'w')
   const producers = slots('producer', PRODUCER_COUNT, 'p')
+  // Should the supervisor itself fail, no producer or worker outlives it.
+  const killAll = (): void => {
+    for (const slot of [...workers, ...producers]) slot.child?.kill('SIGKILL')
+  }
+  process.once('exit', killAll)
   for (const slot of [...workers, ...producers]) start(slot)
 
   const kill = (slot: Slot): void => {
@@ -262,6 +267,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosMeta> {
   }, 20_000)
   await stopped
   clearTimeout(stopTimer)
+  process.off('exit', killAll)
   const stoppedAt = Date.now()
 
   await dumpStore(store, join(dir, 'dump.ndjson'))

@@ -47,7 +47,8 @@ for (const { store, missing } of RUNS) {
           '--seed',
           SEED,
         ],
-        { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+        // Its own process group: a run that hangs is killed with every process it started.
+        { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
       )
       let output = ''
       child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
@@ -57,7 +58,7 @@ for (const { store, missing } of RUNS) {
       try {
         code = await withTimeout(exited, TIMEOUT_MS, `npm run chaos -- --store ${store}`)
       } catch (error) {
-        child.kill('SIGTERM')
+        process.kill(-child.pid!, 'SIGKILL')
         throw new Error(`${(error as Error).message}\n${output}`, { cause: error })
       }
       assert.match(output, /^verdict: PASS/m, output)
