@@ -259,6 +259,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosMeta> {
     if (slot.restartTimer !== null) clearTimeout(slot.restartTimer)
     slot.restartTimer = null
     thaw(slot)
+    // A producer still running here overran the drain deadline (reported as such); a worker must stop cleanly.
+    if (slot.role === 'producer') slot.expectExit = true
     slot.child?.kill('SIGTERM')
   }
   const stopped = Promise.all([...workers, ...producers].map((slot) => slot.exited))
