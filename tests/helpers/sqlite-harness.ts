@@ -17,6 +17,7 @@ export const createSqliteHarness: CreateHarness = async (): Promise<StoreHarness
     opened.push(store)
     return {
       store,
+      url: `sqlite://${path}`,
       async openPeer() {
         const peer = await SqliteStore.open({ path })
         opened.push(peer)

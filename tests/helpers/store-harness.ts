@@ -12,6 +12,11 @@ export interface StoreHarness {
   openPeer(): Promise<Store>
   /** Closes the store and every peer (closing one twice must be harmless), then removes the data. */
   close(): Promise<void>
+  /**
+   * The store's URL for openStore and `ferry --store`, for tests that run the same data from
+   * another process (`ferry enqueue`, `ferry work`); those tests skip a harness without one.
+   */
+  url?: string
 }
 
 export type CreateHarness = () => Promise<StoreHarness>

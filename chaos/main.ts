@@ -1,0 +1,58 @@
+/**
+ * `npm run chaos -- --store sqlite|postgres|redis [--duration 60s] [--seed N] [--dir path] [--keep]`
+ *
+ * Sets up a fresh store, runs the chaos supervisor (chaos/supervisor.ts), checks the run
+ * (chaos/checker.ts), prints the table and the verdict, and exits 1 on any violation. The
+ * histories are kept (and their directory printed) when the run fails, or with --keep.
+ */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+
+import { parseDuration } from '../src/index.js'
+import { checkChaosRun, formatReport } from './checker.js'
+import { setUpStore, STORE_KINDS, type StoreKind } from './stores.js'
+import { runChaos } from './supervisor.js'
+
+const { values } = parseArgs({
+  options: {
+    store: { type: 'string', default: 'sqlite' },
+    duration: { type: 'string', default: '60s' },
+    seed: { type: 'string' },
+    dir: { type: 'string' },
+    keep: { type: 'boolean', default: false },
+  },
+})
+const kind = STORE_KINDS.find((known) => known === values.store)
+if (kind === undefined) {
+  process.stderr.write(`chaos: --store must be one of ${STORE_KINDS.join(', ')} (got ${values.store})\n`)
+  process.exit(2)
+}
+const durationMs = parseDuration(values.duration, '--duration')
+const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed)
+if (!Number.isInteger(seed) || seed < 0) {
+  process.stderr.write(`chaos: --seed must be a non-negative integer (got ${values.seed})\n`)
+  process.exit(2)
+}
+let dir: string
+if (values.dir === undefined) dir = mkdtempSync(join(tmpdir(), `ferry-chaos-${kind}-`))
+else {
+  dir = resolve(values.dir)
+  mkdirSync(dir, { recursive: true })
+}
+
+const log = (line: string): boolean => process.stderr.write(`chaos: ${line}\n`)
+const store = await setUpStore(kind as StoreKind, dir)
+let passed: boolean
+try {
+  const meta = await runChaos({ storeUrl: store.url, storeKind: kind, dir, durationMs, seed, log })
+  const result = checkChaosRun(dir)
+  process.stdout.write(`${formatReport(meta, result)}\n`)
+  passed = result.violations.length === 0
+} finally {
+  await store.teardown()
+}
+if (passed && !values.keep) rmSync(dir, { recursive: true, force: true })
+else log(`histories kept in ${dir} (re-check with: npx tsx chaos/check.ts ${dir})`)
+process.exitCode = passed ? 0 : 1
