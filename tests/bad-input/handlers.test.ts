@@ -73,12 +73,6 @@ const HOSTILE_THROWS: Expectation[] = [
   },
   { name: 'throws-null-prototype-cycle', check: nonError(/./) },
 ]
-/** Known bug, reported: until it is fixed these run and show as TODO. */
-const HOSTILE_THROWS_TODO =
-  "src/core/job-error.ts toJobError reads an Error's message, name and stack and calls String(value) " +
-  'unguarded: a throwing getter or a null-prototype cycle throws inside the executor, so the job ends ' +
-  "as a 'crash' of the executor or of its child instead of the handler's failure"
-
 /** What an isolating strategy survives because the handler runs in a child it can lose. */
 const ISOLATED: Record<Exclude<ExecutionStrategy, 'inline'>, Expectation[]> = {
   threads: [],
@@ -125,13 +119,9 @@ for (const storeUnderTest of STORES) {
       test(`under ${strategy}, each bad handler's job ends dead with its cause, and the worker runs the next job`, async (t) => {
         await runToTheEnd(t, storeUnderTest, strategy, expectations)
       })
-      test(
-        `under ${strategy}, a thrown value whose description throws still fails only its job, as the handler's failure`,
-        { todo: HOSTILE_THROWS_TODO },
-        async (t) => {
-          await runToTheEnd(t, storeUnderTest, strategy, HOSTILE_THROWS)
-        },
-      )
+      test(`under ${strategy}, a thrown value whose description throws still fails only its job, as the handler's failure`, async (t) => {
+        await runToTheEnd(t, storeUnderTest, strategy, HOSTILE_THROWS)
+      })
     }
 
     describe('a handler that takes its worker process with it', () => {
