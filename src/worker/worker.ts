@@ -33,7 +33,8 @@ export interface WorkerOptions {
   timeLimitMs?: number
   /** Stop once the process's resident memory passes this, checked after each job. */
   memoryLimitBytes?: number
-  /** How often to look for jobs whose lease expired. Default 10 s. */
+  /** How often to look for jobs whose lease expired. Default: the lease, at most 10 s, so a short
+   * lease also means a dead worker's jobs come back soon. */
   recoverIntervalMs?: number
   /** Defaults to host:pid:random. */
   workerId?: string
@@ -144,6 +145,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (leaseMs < 100) throw new ValidationError('invalid_option', 'leaseMs', 'must be at least 100 ms')
     if (options.jobLimit !== undefined) assertCount(options.jobLimit, 'jobLimit', Number.MAX_SAFE_INTEGER)
     if (options.timeLimitMs !== undefined) assertCount(options.timeLimitMs, 'timeLimitMs', MAX_TIMEOUT_MS)
+    if (options.recoverIntervalMs !== undefined) {
+      assertCount(options.recoverIntervalMs, 'recoverIntervalMs', MAX_TIMEOUT_MS)
+    }
     if (options.memoryLimitBytes !== undefined) {
       assertCount(options.memoryLimitBytes, 'memoryLimitBytes', Number.MAX_SAFE_INTEGER)
     }
@@ -168,7 +172,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     })
     this.recoverer = new Recoverer({
       store,
-      intervalMs: options.recoverIntervalMs ?? 10_000,
+      intervalMs: options.recoverIntervalMs ?? Math.min(leaseMs, 10_000),
       onDone: (result) => this.emit('recover:done', result),
       onError: (error) => this.emit('worker:error', error),
     })

@@ -157,6 +157,20 @@ test('ferry work refuses a module whose default export is not an object, in one 
   assert.ok(exit.stderr.includes(module), exit.stderr)
 })
 
+test('ferry work refuses a recovery interval that is not a duration, in one line, exit 2', async (t) => {
+  const { url } = await tempStore(t)
+  const exit = await runFerry(t, [
+    '--store',
+    url,
+    'work',
+    '--handlers',
+    SCRIPTED,
+    '--recover-interval',
+    'soon',
+  ])
+  assertOneLineError(exit, /--recover-interval/)
+})
+
 test('ferry work refuses a handler module that does not exist, in one line, exit 2', async (t) => {
   const { url } = await tempStore(t)
   const missing = fixtureHandlers('no-such-module.mjs')

@@ -18,6 +18,7 @@ interface WorkFlags {
   timeLimit?: string
   memoryLimit?: string
   lease: string
+  recoverInterval?: string
   timeout?: string
   strategy: string
   maxJobsPerChild?: string
@@ -41,6 +42,10 @@ export function registerWork(program: Command): void {
     .option('--time-limit <duration>', 'stop after running this long: 60s, 10m, 1h')
     .option('--memory-limit <size>', 'stop once resident memory passes this: 512MB')
     .option('--lease <duration>', 'how long a claim holds a job between renewals', '30s')
+    .option(
+      '--recover-interval <duration>',
+      'how often to look for jobs whose lease ran out (default: the lease, at most 10s)',
+    )
     .option('--timeout <duration>', 'time limit per attempt for jobs that set none')
     .option('--strategy <strategy>', `how handlers run: ${EXECUTION_STRATEGIES.join(', ')}`, 'inline')
     .option('--max-jobs-per-child <n>', 'threads, processes: replace a child after it ran this many jobs')
@@ -57,6 +62,9 @@ export function registerWork(program: Command): void {
       if (flags.timeLimit !== undefined) options.timeLimitMs = parseDuration(flags.timeLimit, '--time-limit')
       if (flags.memoryLimit !== undefined) {
         options.memoryLimitBytes = parseByteSize(flags.memoryLimit, '--memory-limit')
+      }
+      if (flags.recoverInterval !== undefined) {
+        options.recoverIntervalMs = parseDuration(flags.recoverInterval, '--recover-interval')
       }
       if (flags.timeout !== undefined) options.defaultTimeoutMs = parseDuration(flags.timeout, '--timeout')
       const strategy = toStrategy(flags.strategy)
