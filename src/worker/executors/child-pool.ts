@@ -17,7 +17,8 @@ export interface PoolExecutorOptions {
   size?: number
   /**
    * Recycle a child after it ran this many jobs (php-fpm's pm.max_requests): bounds what a slow
-   * leak can accumulate. Default 1000; null for never.
+   * leak can accumulate. Default 1000; null for never. A pool that recycles keeps one spare
+   * child loaded beyond `size`, so a leaving child's successor is ready at once.
    */
   maxJobsPerChild?: number | null
   /**
@@ -126,6 +127,11 @@ export class ChildPool implements Executor {
   private readonly config: ChildPoolConfig
   private readonly handlersUrl: string
   private readonly size: number
+  /**
+   * Children kept loaded beyond `size`, never running more than `size` attempts at once: a
+   * recycled (or dead) child's successor is ready when it leaves, so no job waits for a start.
+   */
+  private readonly spares: number
   private readonly maxJobsPerChild: number | null
   private readonly maxMemoryBytes: number | null
   private readonly killGraceMs: number
@@ -158,6 +164,8 @@ export class ChildPool implements Executor {
     this.maxJobsPerChild =
       maxJobs === null ? null : checkCount(maxJobs ?? DEFAULT_MAX_JOBS_PER_CHILD, 'maxJobsPerChild')
     this.maxMemoryBytes = options.maxRssBytes == null ? null : checkCount(options.maxRssBytes, 'maxRssBytes')
+    const recycles = this.maxJobsPerChild !== null || this.maxMemoryBytes !== null
+    this.spares = config.spawnOnDemand || !recycles ? 0 : 1
     this.killGraceMs = checkCount(options.killGraceMs ?? DEFAULT_KILL_GRACE_MS, 'killGraceMs')
     this.startTimeoutMs = checkCount(options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS, 'startTimeoutMs')
     this.stdout = options.stdout ?? process.stdout
@@ -182,8 +190,7 @@ export class ChildPool implements Executor {
       throw new ValidationError('invalid_option', 'start', `the ${this.strategy} executor is already started`)
     this.started = true
     const ready = new Promise<void>((resolve, reject) => (this.starting = { resolve, reject }))
-    const initial = this.config.spawnOnDemand ? 1 : this.size
-    for (let i = 0; i < initial; i++) this.spawn()
+    for (let i = 0; i < this.initialCount(); i++) this.spawn()
     try {
       await ready
     } catch (error) {
@@ -256,31 +263,42 @@ export class ChildPool implements Executor {
       child.loadError = `it did not load the handler module within ${this.startTimeoutMs} ms`
       child.handle.kill()
     }, this.startTimeoutMs)
-    child.handle.send({ type: 'load', handlers: this.handlersUrl })
+    child.handle.send({
+      type: 'load',
+      handlers: this.handlersUrl,
+      reportMemory: this.maxMemoryBytes !== null,
+    })
   }
 
   /** Keeps the pool at its size (or, spawning on demand, at what waiting jobs need). */
   private fill(): void {
     if (this.closing || !this.started || this.starting !== null || this.backoffTimer !== null) return
     let live = 0
-    let spare = 0
+    let free = 0
     for (const child of this.children) {
       if (child.state === 'stopping') continue
       live++
-      if (child.state !== 'busy') spare++
+      if (child.state !== 'busy') free++
     }
     const wanted = this.config.spawnOnDemand
-      ? Math.min(this.size, live + this.waiting.length - spare)
-      : this.size
+      ? Math.min(this.size, live + this.waiting.length - free)
+      : this.size + this.spares
     for (; live < wanted; live++) this.spawn()
   }
 
-  /** Hands waiting attempts to idle children. */
+  /**
+   * Hands waiting attempts to idle children, at most `size` running at once. The oldest idle
+   * child goes first, so a spare stays a spare until a child leaves.
+   */
   private dispatch(): void {
+    if (this.waiting.length === 0) return
+    let busy = 0
+    for (const child of this.children) if (child.state === 'busy') busy++
     for (const child of this.children) {
-      if (this.waiting.length === 0) return
+      if (this.waiting.length === 0 || busy >= this.size) return
       if (child.state !== 'idle') continue
       this.assign(child, this.waiting.shift()!)
+      busy++
     }
   }
 
@@ -327,7 +345,7 @@ export class ChildPool implements Executor {
         child.state = 'idle'
         this.startFailures = 0
         if (this.names.size === 0) this.names = new Set(message.jobNames)
-        if (this.starting !== null && this.countReady() === (this.config.spawnOnDemand ? 1 : this.size)) {
+        if (this.starting !== null && this.countReady() === this.initialCount()) {
           this.starting.resolve()
         }
         if (this.closing) this.retire(child)
@@ -353,7 +371,7 @@ export class ChildPool implements Executor {
         attempt.resolve(attempt.aborted ? { kind: 'aborted' } : message.outcome)
         const worn =
           (this.maxJobsPerChild !== null && child.jobsRun >= this.maxJobsPerChild) ||
-          (this.maxMemoryBytes !== null && message.memoryBytes > this.maxMemoryBytes)
+          (this.maxMemoryBytes !== null && (message.memoryBytes ?? 0) > this.maxMemoryBytes)
         // An aborted handler may still run inside (one that ignored its signal): do not reuse it.
         if (this.closing || attempt.aborted || worn) this.retire(child)
         else child.state = 'idle'
@@ -430,6 +448,11 @@ export class ChildPool implements Executor {
       if (firstLine) message += ` (${firstLine})`
     }
     return { message, exitCode: exit.exitCode, signal: exit.signal, stderrTail }
+  }
+
+  /** Children start() waits for. */
+  private initialCount(): number {
+    return this.config.spawnOnDemand ? 1 : this.size + this.spares
   }
 
   private countReady(): number {

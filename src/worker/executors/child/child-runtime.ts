@@ -24,6 +24,7 @@ export interface ChildTransport {
 export function runChild(transport: ChildTransport): void {
   let executor: InlineExecutor | null = null
   let running: { jobId: string; abort: AttemptAbort } | null = null
+  let reportMemory = false
   const stderr = recordStderr()
 
   const load = async (handlers: string): Promise<void> => {
@@ -55,19 +56,30 @@ export function runChild(transport: ChildTransport): void {
 
   const reply = (jobId: string, outcome: ExecutionOutcome): void => {
     try {
-      transport.send({ type: 'outcome', jobId, outcome, memoryBytes: transport.memoryBytes() })
+      transport.send({
+        type: 'outcome',
+        jobId,
+        outcome,
+        memoryBytes: reportMemory ? transport.memoryBytes() : null,
+      })
     } catch (error) {
       // The result (or a thrown value's detail) cannot cross to the parent: a BigInt, a function,
       // a cycle. Retrying would give the same result, so the job ends with the reason.
       const message = `the handler completed but its result cannot be sent to the worker: ${(error as Error).message}`
       const unsendable: ExecutionOutcome = { kind: 'permanent', error: { kind: 'permanent', message } }
-      transport.send({ type: 'outcome', jobId, outcome: unsendable, memoryBytes: transport.memoryBytes() })
+      transport.send({
+        type: 'outcome',
+        jobId,
+        outcome: unsendable,
+        memoryBytes: reportMemory ? transport.memoryBytes() : null,
+      })
     }
   }
 
   transport.onMessage((message) => {
     switch (message.type) {
       case 'load':
+        reportMemory = message.reportMemory
         void load(message.handlers)
         break
       case 'run':

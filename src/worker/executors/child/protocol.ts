@@ -8,8 +8,12 @@ import type { ExecutionOutcome } from '../executor.js'
 
 /** Parent → child. */
 export type ParentMessage =
-  /** Load the handler module, once, before any job. Answered by `ready` or `load-failed`. */
-  | { type: 'load'; handlers: string }
+  /**
+   * Load the handler module, once, before any job. Answered by `ready` or `load-failed`.
+   * `reportMemory`: put `memoryBytes` on every outcome (only a pool with a memory limit needs it;
+   * reading a process's RSS costs more than the rest of a no-op job in the child).
+   */
+  | { type: 'load'; handlers: string; reportMemory: boolean }
   /** Run one attempt. A child runs one at a time; answered by `outcome`. */
   | { type: 'run'; job: ClaimedJob }
   /** Abort the running attempt's signal: its timeout, a shutdown or a lost lease. */
@@ -25,6 +29,9 @@ export type ChildMessage =
       type: 'outcome'
       jobId: string
       outcome: ExecutionOutcome
-      /** What the pool's memory limit is compared with: the process's RSS, or a thread's own heap. */
-      memoryBytes: number
+      /**
+       * What the pool's memory limit is compared with: the process's RSS, or a thread's own heap;
+       * null unless the parent asked for it.
+       */
+      memoryBytes: number | null
     }
