@@ -14,10 +14,18 @@ export type ParentMessage =
    * reading a process's RSS costs more than the rest of a no-op job in the child).
    */
   | { type: 'load'; handlers: string; reportMemory: boolean }
-  /** Run one attempt. A child runs one at a time; answered by `outcome`. */
+  /**
+   * Run one attempt; answered by `outcome`. A child runs one at a time: one that arrives while
+   * another runs (handed ahead) waits, and starts once the running one's outcome has left.
+   */
   | { type: 'run'; job: ClaimedJob }
-  /** Abort the running attempt's signal: its timeout, a shutdown or a lost lease. */
+  /**
+   * Abort the running attempt's signal: its timeout, a shutdown or a lost lease. Jobs waiting in
+   * the child are given back (`withdrawn`): the parent retires a child whose handler was aborted.
+   */
   | { type: 'abort'; jobId: string; reason: string }
+  /** Give back a job handed ahead if it has not started: answered by `withdrawn`, or by its outcome. */
+  | { type: 'withdraw'; jobId: string }
   /** Stop listening and exit once nothing else keeps the child alive (recycling, close). */
   | { type: 'exit' }
 
@@ -25,6 +33,8 @@ export type ParentMessage =
 export type ChildMessage =
   | { type: 'ready'; jobNames: string[] }
   | { type: 'load-failed'; message: string }
+  /** A job handed ahead, given back before it started. */
+  | { type: 'withdrawn'; jobId: string }
   | {
       type: 'outcome'
       jobId: string
