@@ -23,6 +23,14 @@ const READY_TIMEOUT_MS = 30_000
 /** No completion for this long: a worker is stuck, the run fails. */
 const STALL_TIMEOUT_MS = 60_000
 const POLL_MS = 20
+/**
+ * The executor alone, saturated: a pool of 2 children (one per core of this machine) with this
+ * many attempts given to it at once, as a worker with a backlog and a concurrency above the pool
+ * size would; a busy child is then handed its next job ahead (pipelining).
+ */
+const SATURATED_POOL = 2
+const SATURATED_IN_FLIGHT = 16
+const SATURATED_STRATEGIES: readonly Strategy[] = ['threads', 'processes']
 
 const fmt = (n: number): string => n.toLocaleString('en-US')
 const jobsFor = (strategy: Strategy, size: number): number =>
@@ -45,7 +53,10 @@ interface Report {
  * last 'job:completed' event of any worker (CLOCK_MONOTONIC, shared by every process). ms per job
  * per core = seconds × 1000 × workers / jobs (the report's formula). Each run is on a fresh
  * database under durability 'full', then again under 'normal' (no sync per commit). Lastly the
- * executor alone: `executor.run()` back to back for `size` jobs (fork: a tenth), no store.
+ * executor alone, no store: `executor.run()` back to back for `size` jobs (fork: a fortieth) on a
+ * pool of one child, each awaited before the next (the latency of one job); and, for threads and
+ * processes, `size` jobs through a pool of 2 with 16 in flight (saturated throughput, in the
+ * report's form: wall time × 2 cores / jobs).
  */
 export async function strategyOverhead(size: number): Promise<Figure[]> {
   ensureBuilt()
@@ -74,13 +85,22 @@ export async function strategyOverhead(size: number): Promise<Figure[]> {
         )
       }
     }
-    const alone = await measureExecutorAlone(strategy, jobs)
+    const alone = await measureExecutorAlone(strategy, jobs, 1, 1)
     figures.push({
       key: `${strategy}.executor_ms_per_job`,
       label: `${strategy}: executor alone, ms per job (${fmt(jobs)} executor.run() back to back, no store)`,
       value: (alone * 1000) / jobs,
       unit: 'ms',
     })
+    if (SATURATED_STRATEGIES.includes(strategy)) {
+      const saturated = await measureExecutorAlone(strategy, jobs, SATURATED_POOL, SATURATED_IN_FLIGHT)
+      figures.push({
+        key: `${strategy}.executor_saturated_ms_per_job_core`,
+        label: `${strategy}: executor alone, saturated, ms per job per core (${fmt(jobs)} jobs, pool of ${SATURATED_POOL}, ${SATURATED_IN_FLIGHT} in flight, no store)`,
+        value: (saturated * 1000 * SATURATED_POOL) / jobs,
+        unit: 'ms',
+      })
+    }
   }
   return figures
 }
@@ -147,9 +167,21 @@ async function measureQueue(
   })
 }
 
-async function measureExecutorAlone(strategy: Strategy, jobs: number): Promise<number> {
-  const warmUp = strategy === 'fork' ? 1 : 20
-  const child = startFixture('executor-alone.mjs', [strategy, NOOP_HANDLERS, String(jobs), String(warmUp)])
+async function measureExecutorAlone(
+  strategy: Strategy,
+  jobs: number,
+  poolSize: number,
+  inFlight: number,
+): Promise<number> {
+  const warmUp = strategy === 'fork' ? 1 : 20 * inFlight
+  const child = startFixture('executor-alone.mjs', [
+    strategy,
+    NOOP_HANDLERS,
+    String(jobs),
+    String(warmUp),
+    String(poolSize),
+    String(inFlight),
+  ])
   await child.exited(5 * 60_000)
   if (child.child.exitCode !== 0) {
     throw new Error(
@@ -164,7 +196,7 @@ async function measureExecutorAlone(strategy: Strategy, jobs: number): Promise<n
 export const strategyOverheadScenario: ScenarioDef = {
   name: 'strategy-overhead',
   summary:
-    'no-op jobs through 1 and 2 worker processes per strategy (fork: a tenth), durability full and normal; and the executor alone',
+    'no-op jobs through 1 and 2 worker processes per strategy (fork: a fortieth), durability full and normal; and the executor alone: back to back, and saturated (threads, processes)',
   fullSize: 2_000,
   quickSize: 100,
   run: strategyOverhead,

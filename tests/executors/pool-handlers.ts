@@ -47,4 +47,10 @@ export default defineJobs({
     return process.pid
   },
   bigint: () => 10n,
+  /** Waits `ms`, then says where it ran and when: for the order of jobs handed ahead. */
+  timed: async ({ ms }: { ms: number }) => {
+    const start = Date.now()
+    await new Promise((resolve) => setTimeout(resolve, ms))
+    return { where: `${process.pid}:${threadId}`, start, end: Date.now() }
+  },
 })

@@ -17,7 +17,8 @@ export interface PoolExecutorOptions {
   size?: number
   /**
    * Recycle a child after it ran this many jobs (php-fpm's pm.max_requests): bounds what a slow
-   * leak can accumulate. Default 1000; null for never.
+   * leak can accumulate. Default 1000; null for never. A pool that recycles keeps one spare
+   * child loaded beyond `size`, so a leaving child's successor is ready at once.
    */
   maxJobsPerChild?: number | null
   /**
@@ -89,15 +90,28 @@ const RESPAWN_BACKOFF = { baseMs: 100, maxMs: 5000 }
 interface Attempt {
   execution: Execution
   resolve: (outcome: ExecutionOutcome) => void
+  /** Where it waited: a job handed ahead and given back goes there again. */
+  waiting: Waiting
   /** The attempt was aborted (by the worker, or by close()): its end is reported as 'aborted'. */
   aborted: boolean
+  /** Handed ahead, and asked back for a child that fell idle. */
+  withdrawing: boolean
 }
 
 interface PoolChild {
   handle: ChildHandle
   state: 'starting' | 'idle' | 'busy' | 'stopping'
   jobsRun: number
+  /** The attempt it runs. */
   attempt: Attempt | null
+  /**
+   * The attempt handed ahead (pipelining): sent while `attempt` runs, so the child starts it as
+   * soon as it sent `attempt`'s outcome, without waiting a round trip for it. It has not started
+   * until `attempt`'s outcome arrives; if the child dies first, it goes to another child.
+   */
+  next: Attempt | null
+  /** Retire it once it is free: it ran its last job, or an aborted handler may linger in it. */
+  worn: boolean
   /**
    * The job that ran last: output arrives on its own stream, and can trail the outcome message,
    * so lines seen while the child is idle are most likely that job's.
@@ -126,6 +140,11 @@ export class ChildPool implements Executor {
   private readonly config: ChildPoolConfig
   private readonly handlersUrl: string
   private readonly size: number
+  /**
+   * Children kept loaded beyond `size`, never running more than `size` attempts at once: a
+   * recycled (or dead) child's successor is ready when it leaves, so no job waits for a start.
+   */
+  private readonly spares: number
   private readonly maxJobsPerChild: number | null
   private readonly maxMemoryBytes: number | null
   private readonly killGraceMs: number
@@ -158,6 +177,8 @@ export class ChildPool implements Executor {
     this.maxJobsPerChild =
       maxJobs === null ? null : checkCount(maxJobs ?? DEFAULT_MAX_JOBS_PER_CHILD, 'maxJobsPerChild')
     this.maxMemoryBytes = options.maxRssBytes == null ? null : checkCount(options.maxRssBytes, 'maxRssBytes')
+    const recycles = this.maxJobsPerChild !== null || this.maxMemoryBytes !== null
+    this.spares = config.spawnOnDemand || !recycles ? 0 : 1
     this.killGraceMs = checkCount(options.killGraceMs ?? DEFAULT_KILL_GRACE_MS, 'killGraceMs')
     this.startTimeoutMs = checkCount(options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS, 'startTimeoutMs')
     this.stdout = options.stdout ?? process.stdout
@@ -182,8 +203,7 @@ export class ChildPool implements Executor {
       throw new ValidationError('invalid_option', 'start', `the ${this.strategy} executor is already started`)
     this.started = true
     const ready = new Promise<void>((resolve, reject) => (this.starting = { resolve, reject }))
-    const initial = this.config.spawnOnDemand ? 1 : this.size
-    for (let i = 0; i < initial; i++) this.spawn()
+    for (let i = 0; i < this.initialCount(); i++) this.spawn()
     try {
       await ready
     } catch (error) {
@@ -225,6 +245,7 @@ export class ChildPool implements Executor {
     if (this.children.size === 0) return
     const exited = new Promise<void>((resolve) => (this.allExited = resolve))
     for (const child of this.children) {
+      if (child.next !== null) this.abortAttempt(child, child.next, 'the worker is closing its executor')
       if (child.attempt !== null)
         this.abortAttempt(child, child.attempt, 'the worker is closing its executor')
       else if (child.state !== 'stopping') this.retire(child)
@@ -240,6 +261,8 @@ export class ChildPool implements Executor {
       state: 'starting',
       jobsRun: 0,
       attempt: null,
+      next: null,
+      worn: false,
       lastJobId: null,
       stderrTail: [],
       loadError: null,
@@ -256,49 +279,134 @@ export class ChildPool implements Executor {
       child.loadError = `it did not load the handler module within ${this.startTimeoutMs} ms`
       child.handle.kill()
     }, this.startTimeoutMs)
-    child.handle.send({ type: 'load', handlers: this.handlersUrl })
+    child.handle.send({
+      type: 'load',
+      handlers: this.handlersUrl,
+      reportMemory: this.maxMemoryBytes !== null,
+    })
   }
 
   /** Keeps the pool at its size (or, spawning on demand, at what waiting jobs need). */
   private fill(): void {
     if (this.closing || !this.started || this.starting !== null || this.backoffTimer !== null) return
     let live = 0
-    let spare = 0
+    let free = 0
     for (const child of this.children) {
       if (child.state === 'stopping') continue
       live++
-      if (child.state !== 'busy') spare++
+      if (child.state !== 'busy') free++
     }
     const wanted = this.config.spawnOnDemand
-      ? Math.min(this.size, live + this.waiting.length - spare)
-      : this.size
+      ? Math.min(this.size, live + this.waiting.length - free)
+      : this.size + this.spares
     for (; live < wanted; live++) this.spawn()
   }
 
-  /** Hands waiting attempts to idle children. */
+  /**
+   * Hands waiting attempts to idle children, at most `size` running at once; the oldest idle
+   * child goes first, so a spare stays a spare until a child leaves. Attempts still waiting then
+   * are handed ahead to busy children, one each (pipelining). When nothing waits, a child that
+   * fell idle asks back an attempt handed ahead to a busy one, which may run long.
+   */
   private dispatch(): void {
+    let busy = 0
+    let idle = 0
     for (const child of this.children) {
-      if (this.waiting.length === 0) return
+      if (child.state === 'busy') busy++
+      else if (child.state === 'idle') idle++
+    }
+    for (const child of this.children) {
+      if (this.waiting.length === 0 || busy >= this.size) break
       if (child.state !== 'idle') continue
       this.assign(child, this.waiting.shift()!)
+      busy++
+      idle--
+    }
+    if (this.waiting.length > 0) {
+      for (const child of this.children) {
+        if (this.waiting.length === 0) return
+        if (this.canHandAhead(child)) this.handAhead(child, this.waiting.shift()!)
+      }
+    } else if (idle > 0 && busy < this.size) {
+      let wanted = Math.min(idle, this.size - busy)
+      for (const child of this.children) {
+        if (wanted === 0) return
+        const next = child.next
+        if (next === null || next.withdrawing || next.aborted) continue
+        next.withdrawing = true
+        child.handle.send({ type: 'withdraw', jobId: next.execution.job.id })
+        wanted--
+      }
     }
   }
 
-  private assign(child: PoolChild, { execution, resolve }: Waiting): void {
-    const attempt: Attempt = { execution, resolve, aborted: false }
-    child.state = 'busy'
-    child.attempt = attempt
-    child.lastJobId = execution.job.id
-    // The tail describes this attempt's crash, not an earlier job's noise.
-    child.stderrTail = []
-    child.handle.send({ type: 'run', job: execution.job })
-    execution.abort.onAbort(() => this.abortAttempt(child, attempt, 'aborted'))
+  /**
+   * A job may wait in a busy child when it cannot change what the child's limits decide: not past
+   * maxJobsPerChild, and not with a memory limit (judged after every job).
+   */
+  private canHandAhead(child: PoolChild): boolean {
+    return (
+      child.state === 'busy' &&
+      child.next === null &&
+      !child.worn &&
+      child.attempt !== null &&
+      !child.attempt.aborted &&
+      this.maxMemoryBytes === null &&
+      (this.maxJobsPerChild === null || child.jobsRun + 2 <= this.maxJobsPerChild)
+    )
   }
 
-  /** Tells the child to abort; kills it when it does not answer within the grace period. */
+  private assign(child: PoolChild, waiting: Waiting): void {
+    const attempt = this.attemptOf(child, waiting)
+    child.state = 'busy'
+    this.begin(child, attempt)
+    child.handle.send({ type: 'run', job: waiting.execution.job })
+  }
+
+  private handAhead(child: PoolChild, waiting: Waiting): void {
+    child.next = this.attemptOf(child, waiting)
+    child.handle.send({ type: 'run', job: waiting.execution.job })
+  }
+
+  private attemptOf(child: PoolChild, waiting: Waiting): Attempt {
+    const { execution, resolve } = waiting
+    const attempt: Attempt = { execution, resolve, waiting, aborted: false, withdrawing: false }
+    execution.abort.onAbort(() => this.abortAttempt(child, attempt, 'aborted'))
+    return attempt
+  }
+
+  /** `attempt` is now the one running in the child. */
+  private begin(child: PoolChild, attempt: Attempt): void {
+    child.attempt = attempt
+    child.lastJobId = attempt.execution.job.id
+    // The tail describes this attempt's crash, not an earlier job's noise.
+    child.stderrTail = []
+    if (attempt.aborted) this.stopRunning(child, attempt, 'aborted')
+  }
+
+  /** An attempt handed ahead that never started: to another child, or ended if it was aborted. */
+  private giveBack(attempt: Attempt): void {
+    if (attempt.aborted || this.closing) attempt.resolve({ kind: 'aborted' })
+    else this.waiting.unshift(attempt.waiting)
+  }
+
+  /**
+   * The running attempt: tells the child to abort, and kills it when it does not answer within
+   * the grace period. One handed ahead: asks for it back (if it started meanwhile, it is
+   * stopped when its turn comes).
+   */
   private abortAttempt(child: PoolChild, attempt: Attempt, reason: string): void {
-    if (child.attempt !== attempt || attempt.aborted) return
-    attempt.aborted = true
+    if (attempt.aborted) return
+    if (child.attempt === attempt) {
+      attempt.aborted = true
+      this.stopRunning(child, attempt, reason)
+    } else if (child.next === attempt) {
+      attempt.aborted = true
+      child.handle.send({ type: 'withdraw', jobId: attempt.execution.job.id })
+    }
+  }
+
+  private stopRunning(child: PoolChild, attempt: Attempt, reason: string): void {
     child.handle.send({ type: 'abort', jobId: attempt.execution.job.id, reason })
     child.timer = setTimeout(() => {
       child.timer = null
@@ -327,7 +435,7 @@ export class ChildPool implements Executor {
         child.state = 'idle'
         this.startFailures = 0
         if (this.names.size === 0) this.names = new Set(message.jobNames)
-        if (this.starting !== null && this.countReady() === (this.config.spawnOnDemand ? 1 : this.size)) {
+        if (this.starting !== null && this.countReady() === this.initialCount()) {
           this.starting.resolve()
         }
         if (this.closing) this.retire(child)
@@ -351,13 +459,30 @@ export class ChildPool implements Executor {
         child.attempt = null
         child.jobsRun++
         attempt.resolve(attempt.aborted ? { kind: 'aborted' } : message.outcome)
-        const worn =
-          (this.maxJobsPerChild !== null && child.jobsRun >= this.maxJobsPerChild) ||
-          (this.maxMemoryBytes !== null && message.memoryBytes > this.maxMemoryBytes)
         // An aborted handler may still run inside (one that ignored its signal): do not reuse it.
-        if (this.closing || attempt.aborted || worn) this.retire(child)
+        // (The child gave back what was handed ahead when it got the abort; what it had started
+        // already began after that handler had ended by itself.)
+        if (
+          attempt.aborted ||
+          (this.maxJobsPerChild !== null && child.jobsRun >= this.maxJobsPerChild) ||
+          (this.maxMemoryBytes !== null && (message.memoryBytes ?? 0) > this.maxMemoryBytes)
+        ) {
+          child.worn = true
+        }
+        const next = child.next
+        child.next = null
+        if (next !== null) this.begin(child, next)
+        else if (this.closing || child.worn) this.retire(child)
         else child.state = 'idle'
         this.fill()
+        this.dispatch()
+        break
+      }
+      case 'withdrawn': {
+        const next = child.next
+        if (next === null || next.execution.job.id !== message.jobId) return
+        child.next = null
+        this.giveBack(next)
         this.dispatch()
         break
       }
@@ -378,6 +503,12 @@ export class ChildPool implements Executor {
       else attempt.resolve({ kind: 'failed', error: { kind: 'crash', ...detail } })
     } else if (wasStarting) {
       this.onStartFailed(child, exit)
+    }
+    // It never started: the child sent the outcome before it (and output before exit).
+    if (child.next !== null) {
+      const next = child.next
+      child.next = null
+      this.giveBack(next)
     }
     if (this.closing) {
       if (this.children.size === 0) this.allExited?.()
@@ -430,6 +561,11 @@ export class ChildPool implements Executor {
       if (firstLine) message += ` (${firstLine})`
     }
     return { message, exitCode: exit.exitCode, signal: exit.signal, stderrTail }
+  }
+
+  /** Children start() waits for. */
+  private initialCount(): number {
+    return this.config.spawnOnDemand ? 1 : this.size + this.spares
   }
 
   private countReady(): number {

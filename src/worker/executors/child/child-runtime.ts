@@ -7,7 +7,11 @@ import { recordStderr } from './stderr-tail.js'
 
 /** How a child talks to its parent: the IPC channel of a process, or a thread's parentPort. */
 export interface ChildTransport {
-  send(message: ChildMessage): void
+  /**
+   * Throws when the message cannot be serialized. `sent` runs once the message has left: the
+   * parent receives it even if the child dies next.
+   */
+  send(message: ChildMessage, sent?: () => void): void
   onMessage(listener: (message: ParentMessage) => void): void
   /** Stops listening, so the child ends once nothing else keeps its event loop alive. */
   close(): void
@@ -19,11 +23,16 @@ export interface ChildTransport {
  * The loop inside a child: load the handler module once, then run one attempt at a time through
  * an InlineExecutor, so a handler's snooze, permanentFailure and throws mean exactly what they
  * mean inline. What the child cannot survive (exit, signals, running out of memory) the parent
- * sees as the child's exit.
+ * sees as the child's exit. Jobs handed ahead wait in a queue; the next one starts only once the
+ * previous outcome has left, so the parent always knows which job a crash belongs to.
  */
 export function runChild(transport: ChildTransport): void {
   let executor: InlineExecutor | null = null
   let running: { jobId: string; abort: AttemptAbort } | null = null
+  /** From a job's start until its outcome has left. */
+  let busy = false
+  const queue: ClaimedJob[] = []
+  let reportMemory = false
   const stderr = recordStderr()
 
   const load = async (handlers: string): Promise<void> => {
@@ -37,6 +46,17 @@ export function runChild(transport: ChildTransport): void {
     }
     executor = loading
     transport.send({ type: 'ready', jobNames: [...loading.jobNames] })
+  }
+
+  const startNext = (): void => {
+    if (busy || queue.length === 0) return
+    busy = true
+    void run(queue.shift()!)
+  }
+
+  const finished = (): void => {
+    busy = false
+    startNext()
   }
 
   const run = async (job: ClaimedJob): Promise<void> => {
@@ -54,27 +74,48 @@ export function runChild(transport: ChildTransport): void {
   }
 
   const reply = (jobId: string, outcome: ExecutionOutcome): void => {
+    const memoryBytes = reportMemory ? transport.memoryBytes() : null
+    let message: ChildMessage = { type: 'outcome', jobId, outcome, memoryBytes }
     try {
-      transport.send({ type: 'outcome', jobId, outcome, memoryBytes: transport.memoryBytes() })
+      transport.send(message, finished)
+      return
     } catch (error) {
       // The result (or a thrown value's detail) cannot cross to the parent: a BigInt, a function,
       // a cycle. Retrying would give the same result, so the job ends with the reason.
-      const message = `the handler completed but its result cannot be sent to the worker: ${(error as Error).message}`
-      const unsendable: ExecutionOutcome = { kind: 'permanent', error: { kind: 'permanent', message } }
-      transport.send({ type: 'outcome', jobId, outcome: unsendable, memoryBytes: transport.memoryBytes() })
+      const reason = `the handler completed but its result cannot be sent to the worker: ${(error as Error).message}`
+      message = { ...message, outcome: { kind: 'permanent', error: { kind: 'permanent', message: reason } } }
+    }
+    transport.send(message, finished)
+  }
+
+  /** Gives back the waiting jobs (all of them, or the one named) that have not started. */
+  const withdraw = (jobId: string | null): void => {
+    for (let i = queue.length - 1; i >= 0; i--) {
+      const job = queue[i]!
+      if (jobId !== null && job.id !== jobId) continue
+      queue.splice(i, 1)
+      transport.send({ type: 'withdrawn', jobId: job.id })
     }
   }
 
   transport.onMessage((message) => {
     switch (message.type) {
       case 'load':
+        reportMemory = message.reportMemory
         void load(message.handlers)
         break
       case 'run':
-        void run(message.job)
+        queue.push(message.job)
+        startNext()
         break
       case 'abort':
-        if (running?.jobId === message.jobId) running.abort.abort(new Error(message.reason))
+        if (running?.jobId !== message.jobId) break
+        running.abort.abort(new Error(message.reason))
+        // The parent retires a child whose handler was aborted: what waits here runs elsewhere.
+        withdraw(null)
+        break
+      case 'withdraw':
+        withdraw(message.jobId)
         break
       case 'exit':
         transport.close()

@@ -21,13 +21,15 @@ const disconnect = (): void => {
 }
 
 runChild({
-  send: (message) => {
+  send: (message, sent) => {
     // After a disconnect (the parent asked it to exit) there is nobody left to tell.
     if (!process.connected) return
-    sending++
     process.send!(message, undefined, {}, () => {
       if (--sending === 0 && closeWhenSent) disconnect()
+      sent?.()
     })
+    // Counted once the send is under way: a message that cannot be serialized throws first.
+    sending++
   },
   onMessage: (listener) => process.on('message', listener),
   close: () => {

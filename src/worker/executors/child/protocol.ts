@@ -8,12 +8,24 @@ import type { ExecutionOutcome } from '../executor.js'
 
 /** Parent → child. */
 export type ParentMessage =
-  /** Load the handler module, once, before any job. Answered by `ready` or `load-failed`. */
-  | { type: 'load'; handlers: string }
-  /** Run one attempt. A child runs one at a time; answered by `outcome`. */
+  /**
+   * Load the handler module, once, before any job. Answered by `ready` or `load-failed`.
+   * `reportMemory`: put `memoryBytes` on every outcome (only a pool with a memory limit needs it;
+   * reading a process's RSS costs more than the rest of a no-op job in the child).
+   */
+  | { type: 'load'; handlers: string; reportMemory: boolean }
+  /**
+   * Run one attempt; answered by `outcome`. A child runs one at a time: one that arrives while
+   * another runs (handed ahead) waits, and starts once the running one's outcome has left.
+   */
   | { type: 'run'; job: ClaimedJob }
-  /** Abort the running attempt's signal: its timeout, a shutdown or a lost lease. */
+  /**
+   * Abort the running attempt's signal: its timeout, a shutdown or a lost lease. Jobs waiting in
+   * the child are given back (`withdrawn`): the parent retires a child whose handler was aborted.
+   */
   | { type: 'abort'; jobId: string; reason: string }
+  /** Give back a job handed ahead if it has not started: answered by `withdrawn`, or by its outcome. */
+  | { type: 'withdraw'; jobId: string }
   /** Stop listening and exit once nothing else keeps the child alive (recycling, close). */
   | { type: 'exit' }
 
@@ -21,10 +33,15 @@ export type ParentMessage =
 export type ChildMessage =
   | { type: 'ready'; jobNames: string[] }
   | { type: 'load-failed'; message: string }
+  /** A job handed ahead, given back before it started. */
+  | { type: 'withdrawn'; jobId: string }
   | {
       type: 'outcome'
       jobId: string
       outcome: ExecutionOutcome
-      /** What the pool's memory limit is compared with: the process's RSS, or a thread's own heap. */
-      memoryBytes: number
+      /**
+       * What the pool's memory limit is compared with: the process's RSS, or a thread's own heap;
+       * null unless the parent asked for it.
+       */
+      memoryBytes: number | null
     }

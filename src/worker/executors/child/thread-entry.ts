@@ -8,7 +8,11 @@ if (parentPort === null)
 const port = parentPort
 
 runChild({
-  send: (message) => port.postMessage(message),
+  // postMessage queues the message at once (or throws): it arrives even if the thread ends next.
+  send: (message, sent) => {
+    port.postMessage(message)
+    sent?.()
+  },
   onMessage: (listener) => port.on('message', listener),
   close: () => port.close(),
   // RSS belongs to the whole process; a thread's own footprint is its isolate's heap.
