@@ -1,6 +1,10 @@
-import { createPostgresHarness, skipUnlessPostgres } from '../helpers/postgres-harness.js'
+import { after } from 'node:test'
+
+import { postgresHarnesses, skipUnlessPostgres } from '../helpers/postgres-harness.js'
 import { runStoreConformance } from './store.case.js'
 
 if (!(await skipUnlessPostgres('Store conformance: PostgresStore'))) {
-  runStoreConformance({ name: 'PostgresStore', createHarness: createPostgresHarness, skip: [] })
+  const { createHarness, dropSchema } = postgresHarnesses()
+  after(dropSchema)
+  runStoreConformance({ name: 'PostgresStore', createHarness, skip: [] })
 }
