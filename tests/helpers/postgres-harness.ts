@@ -56,7 +56,9 @@ export async function postgresUnavailable(): Promise<string | null> {
     return null
   } catch (error) {
     const reason = `PostgreSQL is not reachable at ${redact(POSTGRES_URL)} (${(error as Error).message}); set FERRY_TEST_POSTGRES_URL`
-    if (process.env.CI === 'true') throw new Error(`${reason}: under CI this is a failure, not a skip`)
+    if (process.env.CI === 'true') {
+      throw new Error(`${reason}: under CI this is a failure, not a skip`, { cause: error })
+    }
     return reason
   }
 }

@@ -222,10 +222,10 @@ export class PostgresStore implements Store {
       for (const migration of migrations) {
         if (migration.version <= fromVersion) continue
         await client.query(interpolateSchema(migration.sql, this.schema))
-        await client.query(`INSERT INTO ${quoteIdent(this.schema)}.migrations (version, name) VALUES ($1, $2)`, [
-          migration.version,
-          migration.name,
-        ])
+        await client.query(
+          `INSERT INTO ${quoteIdent(this.schema)}.migrations (version, name) VALUES ($1, $2)`,
+          [migration.version, migration.name],
+        )
         applied.push(migration.name)
       }
       await client.query('COMMIT')
@@ -388,7 +388,12 @@ export class PostgresStore implements Store {
     if (leases.length === 0) return []
     const rows = await this.query<{ ord: string }>(
       this.texts.renew,
-      [leases.map((l) => (isJobId(l.id) ? l.id : null)), leases.map((l) => l.leaseToken), leaseMs, now ?? null],
+      [
+        leases.map((l) => (isJobId(l.id) ? l.id : null)),
+        leases.map((l) => l.leaseToken),
+        leaseMs,
+        now ?? null,
+      ],
       'renew',
     )
     const renewed = new Set(rows.map((row) => Number(row.ord)))
@@ -400,7 +405,8 @@ export class PostgresStore implements Store {
     assertQueueList(params.queues)
     const woken = this.hub.wait(params)
     if (params.signal?.aborted !== true) {
-      for (const queue of params.queues) this.waitingQueues.set(queue, (this.waitingQueues.get(queue) ?? 0) + 1)
+      for (const queue of params.queues)
+        this.waitingQueues.set(queue, (this.waitingQueues.get(queue) ?? 0) + 1)
       void woken.finally(() => {
         for (const queue of params.queues) {
           const count = (this.waitingQueues.get(queue) ?? 1) - 1
@@ -481,10 +487,12 @@ export class PostgresStore implements Store {
         'must be a non-negative number of milliseconds',
       )
     }
-    const rows = await this.query<{ kind: 'count' | 'recent'; queue: string; state: JobState; count: number }>(
-      this.texts.stats,
-      [now ?? null, Math.floor(recentWindowMs)],
-    )
+    const rows = await this.query<{
+      kind: 'count' | 'recent'
+      queue: string
+      state: JobState
+      count: number
+    }>(this.texts.stats, [now ?? null, Math.floor(recentWindowMs)])
     const byQueue = new Map<string, QueueStats>()
     for (const { kind, queue, state, count } of rows) {
       let stats = byQueue.get(queue)
@@ -668,11 +676,7 @@ export class PostgresStore implements Store {
       next_run_at: string | null
       server_now: string
       stop_at: string | null
-    }>(
-      this.texts['wait-for-work'],
-      [queues],
-      'wait-for-work',
-    )
+    }>(this.texts['wait-for-work'], [queues], 'wait-for-work')
     const receivedAt = Date.now()
     this.clockOffsetMs = Math.round((sentAt + receivedAt) / 2) - Number(row!.server_now)
     const stopAt = row!.stop_at === null ? null : Number(row!.stop_at)
