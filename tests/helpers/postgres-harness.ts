@@ -13,6 +13,7 @@ import pg from 'pg'
 import { PostgresStore, type PostgresStoreOptions } from '../../src/postgres.js'
 import type { Store } from '../../src/store/store.js'
 import type { CreateHarness } from './store-harness.js'
+import { defer } from './worker-helpers.js'
 
 export const POSTGRES_URL = process.env.FERRY_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 
@@ -123,17 +124,14 @@ export interface TempSchema {
 /** A schema of its own for one test, dropped (after its stores are closed) when the test ends. */
 export function tempSchema(t: TestContext): TempSchema {
   const schema = testSchemaName()
-  const opened: PostgresStore[] = []
-  t.after(async () => {
-    for (const store of opened) await store.close()
-    await dropSchema(schema)
-  })
+  // Deferred first, so it runs last: after the stores and processes the test opened are closed.
+  defer(t, () => dropSchema(schema))
   return {
     schema,
     url: storeUrl(schema),
     async open(options = {}) {
       const store = await PostgresStore.open({ connectionString: POSTGRES_URL, schema, ...options })
-      opened.push(store)
+      defer(t, () => store.close())
       return store
     },
   }
