@@ -231,8 +231,8 @@ if (!(await skipUnlessPostgres('PostgresStore'))) {
       versions.map((v) => v.version),
       [1],
     )
-    const [{ id }] = (await stores[0]!.enqueue({ jobs: [newJob()] })) as [{ id: string }]
-    assert.equal((await stores[4]!.getJob(id))?.state, 'ready')
+    const [enqueued] = await stores[0]!.enqueue({ jobs: [newJob()] })
+    assert.equal((await stores[4]!.getJob(enqueued!.id))?.state, 'ready')
   })
 
   test('a store opened with migrate: false refuses a schema that was never migrated', async (t) => {
