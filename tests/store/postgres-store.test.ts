@@ -4,6 +4,7 @@
  * that concurrent starts share, and a waiting worker that survives losing its connections.
  */
 import assert from 'node:assert/strict'
+import { execSync } from 'node:child_process'
 import { test } from 'node:test'
 import pg from 'pg'
 
@@ -290,4 +291,50 @@ if (!(await skipUnlessPostgres('PostgresStore'))) {
     assert.equal(await within(5000, 'waitForWork', again), 'notified')
     assert.deepEqual(await claimWithin(worker, 1000), [next!.id])
   })
+
+  // Restarting the server disturbs everything else using it, so this runs only when asked, with
+  // the command that restarts it: FERRY_TEST_POSTGRES_RESTART='pg_ctlcluster 15 main restart'.
+  const restart = process.env.FERRY_TEST_POSTGRES_RESTART
+  test(
+    'a waiting worker keeps consuming after the server restarts',
+    restart === undefined || restart === ''
+      ? { skip: 'set FERRY_TEST_POSTGRES_RESTART to a command that restarts the test server to run it' }
+      : {},
+    async (t) => {
+      const { open } = tempSchema(t)
+      const worker = await open()
+      const producer = await open()
+      assert.deepEqual(await claimWithin(worker, 300), [])
+      const waiting = worker.waitForWork({ queues: ['default'], timeoutMs: 60_000 })
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      execSync(restart!, { stdio: 'inherit' })
+      // Woken once its listener is back (what was sent while the server was down is lost).
+      assert.equal(await within(30_000, 'waitForWork', waiting), 'notified')
+      let enqueued: string | undefined
+      const deadline = Date.now() + 30_000
+      while (enqueued === undefined) {
+        try {
+          enqueued = (await producer.enqueue({ jobs: [newJob()] }))[0]!.id
+        } catch (error) {
+          assert.ok(error instanceof FerryError && error.code === 'store_unavailable', String(error))
+          assert.ok(Date.now() < deadline, 'the producer never recovered')
+          await new Promise((resolve) => setTimeout(resolve, 200))
+        }
+      }
+      let claimed: string[] = []
+      while (claimed.length === 0 && Date.now() < deadline) {
+        try {
+          claimed = await claimWithin(worker, 5000)
+        } catch (error) {
+          assert.ok(error instanceof FerryError && error.code === 'store_unavailable', String(error))
+        }
+      }
+      assert.deepEqual(claimed, [enqueued])
+      const again = worker.waitForWork({ queues: ['default'], timeoutMs: 10_000 })
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      const [next] = await producer.enqueue({ jobs: [newJob()] })
+      assert.equal(await within(5000, 'waitForWork', again), 'notified')
+      assert.deepEqual(await claimWithin(worker, 1000), [next!.id])
+    },
+  )
 }
