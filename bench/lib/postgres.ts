@@ -17,8 +17,8 @@ export interface BenchSchema {
   schema: string
   /** The --store URL of the schema. */
   url: string
-  /** A store on the schema (closed by withBenchSchema). */
-  open(): Promise<PostgresStore>
+  /** A store on the schema (closed by withBenchSchema); `options` are PostgreSQL session settings. */
+  open(settings?: { options?: string }): Promise<PostgresStore>
   /** A client on a store of its own (closed by withBenchSchema). */
   client(): Promise<Client>
   /** Runs SQL on a connection of its own: setup, EXPLAIN. */
@@ -37,8 +37,10 @@ export async function withBenchSchema<T>(fn: (bench: BenchSchema) => Promise<T>)
   const clients: Client[] = []
   const adminClient = new pg.Client({ connectionString: BENCH_POSTGRES_URL })
   await adminClient.connect()
-  const open = async (): Promise<PostgresStore> => {
-    const store = await PostgresStore.open({ connectionString: BENCH_POSTGRES_URL, schema })
+  const open = async ({ options }: { options?: string } = {}): Promise<PostgresStore> => {
+    const connection = new URL(BENCH_POSTGRES_URL)
+    if (options !== undefined) connection.searchParams.set('options', options)
+    const store = await PostgresStore.open({ connectionString: connection.toString(), schema })
     stores.push(store)
     return store
   }
