@@ -22,8 +22,10 @@ recovered AS (
         'message', 'lease expired: worker ' || coalesce(j.worker_id, '?') || ' stopped renewing it (attempt '
                    || j.attempts || ' of ' || j.max_attempts || ')')::text,
       lease_token = NULL, lease_expires_at = NULL, worker_id = NULL, updated_at = clock.at
-  FROM expired, clock
-  WHERE j.id = expired.id
+  FROM clock
+  -- By primary key whatever the estimates (a join to the CTE may be planned as a hash join over a
+  -- sequential scan of the table, this statement being prepared once with a generic plan).
+  WHERE j.id = ANY (ARRAY(SELECT e.id FROM expired AS e))
   RETURNING j.id, j.state, j.queue
 ),
 woken AS (

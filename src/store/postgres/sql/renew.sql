@@ -6,5 +6,5 @@ WITH clock AS (SELECT coalesce($4::bigint, :"schema".now_ms()) AS at)
 UPDATE :"schema".jobs AS j
 SET lease_expires_at = clock.at + $3::bigint, updated_at = clock.at
 FROM clock, unnest($1::bigint[], $2::text[]) WITH ORDINALITY AS l(id, lease_token, ord)
-WHERE j.id = l.id AND j.state = 'active' AND j.lease_token = l.lease_token
+WHERE j.id = l.id AND j.id = ANY ($1::bigint[]) AND j.state = 'active' AND j.lease_token = l.lease_token
 RETURNING l.ord
