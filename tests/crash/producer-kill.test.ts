@@ -22,7 +22,7 @@ import { allJobs } from '../helpers/store-harness.js'
 const FIXTURE = fileURLToPath(new URL('../fixtures/producer.ts', import.meta.url))
 const ROUNDS = 24
 /** Fewer on PostgreSQL: each round is mostly a process start, and the SQLite test covers timing. */
-const POSTGRES_ROUNDS = 8
+const POSTGRES_ROUNDS = 5
 const MAX_KILL_DELAY_MS = 300
 /** Each round numbers its jobs from round × SEQ_STRIDE, so payloads stay distinct across rounds. */
 const SEQ_STRIDE = 10_000_000
