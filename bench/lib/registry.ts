@@ -5,6 +5,10 @@ import { enqueueConcurrentScenario } from '../scenarios/enqueue-concurrent.js'
 import { enqueueSerialScenario } from '../scenarios/enqueue-serial.js'
 import { fsyncRateScenario } from '../scenarios/fsync-rate.js'
 import { idleCpuScenario } from '../scenarios/idle-cpu.js'
+import { postgresClaimScenario } from '../scenarios/postgres-claim.js'
+import { postgresEnqueueScenario } from '../scenarios/postgres-enqueue.js'
+import { postgresThroughputScenario } from '../scenarios/postgres-throughput.js'
+import { postgresWakeScenario } from '../scenarios/postgres-wake.js'
 import { strategyOverheadScenario } from '../scenarios/strategy-overhead.js'
 import { supervisorCpuScenario } from '../scenarios/supervisor-cpu.js'
 import { wakeLatencyScenario } from '../scenarios/wake-latency.js'
@@ -24,4 +28,8 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   wakeLatencyScenario,
   strategyOverheadScenario,
   supervisorCpuScenario,
+  postgresEnqueueScenario,
+  postgresThroughputScenario,
+  postgresWakeScenario,
+  postgresClaimScenario,
 ]

@@ -3,12 +3,22 @@ import { DEFAULT_MAX_PAYLOAD_BYTES, type NewJob } from '../core/job.js'
 import { ValidationError } from '../core/errors.js'
 import { TickBatcher } from '../core/tick-batcher.js'
 import { normalizeJob, type EnqueueOptions } from '../core/validate.js'
-import type { EnqueueResult, Store } from '../store/store.js'
+import type { CallerTransaction, EnqueueResult, Store } from '../store/store.js'
 
 export interface ClientOptions {
   store: Store
   /** Largest payload accepted, in bytes of JSON. Default 1 MiB. */
   maxPayloadBytes?: number
+}
+
+/** Where an enqueue is written. */
+export interface TransactionOption {
+  /**
+   * A transaction of your own (stores with `capabilities.transactionalEnqueue`; for PostgreSQL, the
+   * pg Client or PoolClient running your BEGIN … COMMIT): the job exists if and only if it commits.
+   * Skips group commit: your transaction is the batch.
+   */
+  tx?: CallerTransaction
 }
 
 /** One job for enqueueMany. */
@@ -47,11 +57,17 @@ export class Client<Jobs extends JobHandlers = JobHandlers> {
   enqueue<N extends keyof Jobs & string>(
     name: N,
     payload: PayloadOf<Jobs[N]>,
-    options?: EnqueueOptions,
+    options?: EnqueueOptions & TransactionOption,
   ): Promise<EnqueueResult> {
     let job: NewJob
+    let tx: CallerTransaction | undefined
     try {
-      job = normalizeJob(name, payload, options, { maxPayloadBytes: this.maxPayloadBytes })
+      let jobOptions: EnqueueOptions | undefined = options
+      if (options != null && typeof options === 'object' && 'tx' in options) {
+        ;({ tx, ...jobOptions } = options)
+      }
+      job = normalizeJob(name, payload, jobOptions, { maxPayloadBytes: this.maxPayloadBytes })
+      if (tx != null) return this.enqueueInTransaction(tx, [job]).then(([result]) => result!)
     } catch (error) {
       return Promise.reject(error)
     }
@@ -59,7 +75,10 @@ export class Client<Jobs extends JobHandlers = JobHandlers> {
   }
 
   /** Enqueues every job or none (atomic); results are in input order. */
-  async enqueueMany(jobs: readonly JobSpec<Jobs>[]): Promise<EnqueueResult[]> {
+  async enqueueMany(
+    jobs: readonly JobSpec<Jobs>[],
+    { tx }: TransactionOption = {},
+  ): Promise<EnqueueResult[]> {
     if (!Array.isArray(jobs)) throw new ValidationError('invalid_option', 'jobs', 'must be an array')
     if (jobs.length === 0) return []
     const normalized: NewJob[] = new Array(jobs.length)
@@ -77,7 +96,20 @@ export class Client<Jobs extends JobHandlers = JobHandlers> {
         field: `jobs[${i}]`,
       })
     }
+    if (tx != null) return this.enqueueInTransaction(tx, normalized)
     return this.committer.submitMany(normalized)
+  }
+
+  private enqueueInTransaction(tx: CallerTransaction, jobs: NewJob[]): Promise<EnqueueResult[]> {
+    const { store } = this
+    if (!store.capabilities.transactionalEnqueue || store.enqueueInTransaction === undefined) {
+      throw new ValidationError(
+        'invalid_option',
+        'tx',
+        `the ${store.kind} store cannot enqueue inside a transaction of yours (PostgreSQL can)`,
+      )
+    }
+    return store.enqueueInTransaction({ tx, jobs })
   }
 
   /** Waits for enqueues in flight; does not close the store (the caller owns it). */

@@ -6,6 +6,8 @@ export const DEFAULT_STORE_URL = 'sqlite:./ferry.db'
 /**
  * Opens a store from a URL, loading only that backend's driver:
  * - `sqlite:./path/to.db` or `sqlite:///absolute/path.db`; `?durability=normal` relaxes fsync
+ * - `postgres://user:password@host:5432/database` (or `postgresql://`); `?schema=ferry` names the
+ *   schema, `?poolSize=10` the connections; other parameters go to the pg driver
  */
 export async function openStore(url: string = DEFAULT_STORE_URL): Promise<Store> {
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase()
@@ -14,11 +16,16 @@ export async function openStore(url: string = DEFAULT_STORE_URL): Promise<Store>
       const { SqliteStore, parseSqliteUrl } = await import('./sqlite/sqlite-store.js')
       return SqliteStore.open(parseSqliteUrl(url))
     }
+    case 'postgres':
+    case 'postgresql': {
+      const { PostgresStore, parsePostgresUrl } = await import('./postgres/postgres-store.js')
+      return PostgresStore.open(parsePostgresUrl(url))
+    }
     default:
       throw new ValidationError(
         'invalid_option',
         'store',
-        `"${url}" is not a store URL Ferry knows (use sqlite:./ferry.db)`,
+        `"${url}" is not a store URL Ferry knows (use sqlite:./ferry.db or postgres://host/database)`,
       )
   }
 }

@@ -32,6 +32,16 @@ export interface EnqueueParams {
   now?: number
 }
 
+/**
+ * A transaction the caller holds, in the form its store accepts: for PostgreSQL, the pg Client or
+ * PoolClient running the caller's BEGIN … COMMIT. Opaque to everything but that store.
+ */
+export type CallerTransaction = object
+
+export interface EnqueueInTransactionParams extends EnqueueParams {
+  tx: CallerTransaction
+}
+
 export interface EnqueueResult {
   id: JobId
   /** False when a job with the same uniqueKey already existed: its id is returned, nothing written. */
@@ -180,6 +190,11 @@ export interface Store {
   // producer
   /** Atomic for the batch; resolves only once the batch is durably committed. Results in input order. */
   enqueue(params: EnqueueParams): Promise<EnqueueResult[]>
+  /**
+   * Only stores with `capabilities.transactionalEnqueue`: enqueues inside the caller's own
+   * transaction, so the jobs exist if and only if it commits (workers are woken on commit).
+   */
+  enqueueInTransaction?(params: EnqueueInTransactionParams): Promise<EnqueueResult[]>
 
   // worker hot path
   /** One round trip; queue order, then priority (higher first), then runAt, then id. */

@@ -2,7 +2,8 @@
  * DESIGN.md's first reliability invariant: every enqueue that resolved is in the store after the
  * producer is SIGKILLed at any moment. A real producer process (tests/fixtures/producer.ts)
  * enqueues as fast as it can and prints each id the moment its enqueue resolved; we kill it at a
- * random moment, many times over on the same database file, then check every printed job.
+ * random moment, many times over on the same store, then check every printed job. Once on a
+ * SQLite file, once on a PostgreSQL schema.
  */
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
@@ -10,15 +11,18 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { test } from 'node:test'
+import { test, type TestContext } from 'node:test'
 
-import type { Job } from '../../src/index.js'
+import type { Job, Store } from '../../src/index.js'
 import { SqliteStore } from '../../src/sqlite.js'
 import { jobFor } from '../fixtures/producer.js'
+import { postgresUnavailable, tempSchema } from '../helpers/postgres-harness.js'
 import { allJobs } from '../helpers/store-harness.js'
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/producer.ts', import.meta.url))
 const ROUNDS = 24
+/** Fewer on PostgreSQL: each round is mostly a process start, and the SQLite test covers timing. */
+const POSTGRES_ROUNDS = 5
 const MAX_KILL_DELAY_MS = 300
 /** Each round numbers its jobs from round × SEQ_STRIDE, so payloads stay distinct across rounds. */
 const SEQ_STRIDE = 10_000_000
@@ -35,9 +39,9 @@ interface Round {
 }
 
 /** Starts the producer, SIGKILLs it `killDelayMs` after its first line, and returns every complete line it printed. */
-function runAndKill(dbPath: string, firstSeq: number, killDelayMs: number): Promise<Round> {
+function runAndKill(storeUrl: string, firstSeq: number, killDelayMs: number): Promise<Round> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, dbPath, String(firstSeq)], {
+    const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, storeUrl, String(firstSeq)], {
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let stdout = ''
@@ -98,15 +102,17 @@ function assertIntact(job: Job | null, seq: number, label: string): void {
   assert.equal(job.maxAttempts, 25, label)
 }
 
-test('every enqueue that resolved is in the store after the producer is SIGKILLed at random moments', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'ferry-producer-kill-'))
-  t.after(() => rmSync(dir, { recursive: true, force: true }))
-  const dbPath = join(dir, 'ferry.db')
-
+/** Kills the producer `rounds` times on the store at `storeUrl`, then checks every printed job in it. */
+async function killAndCheck(
+  t: TestContext,
+  storeUrl: string,
+  rounds: number,
+  openStore: () => Promise<Store>,
+): Promise<void> {
   const printed = new Map<string, Printed>()
-  for (let round = 0; round < ROUNDS; round++) {
+  for (let round = 0; round < rounds; round++) {
     const killDelayMs = Math.floor(Math.random() * (MAX_KILL_DELAY_MS + 1))
-    const result = await runAndKill(dbPath, round * SEQ_STRIDE, killDelayMs)
+    const result = await runAndKill(storeUrl, round * SEQ_STRIDE, killDelayMs)
     assert.ok(result.printed.length > 0)
     for (const line of result.printed) {
       assert.ok(!printed.has(line.id), `id ${line.id} was handed out twice`)
@@ -117,7 +123,7 @@ test('every enqueue that resolved is in the store after the producer is SIGKILLe
     )
   }
 
-  const store = await SqliteStore.open({ path: dbPath })
+  const store = await openStore()
   try {
     // Every printed id is there, exactly as enqueued.
     for (const { id, seq, priority } of printed.values()) {
@@ -144,4 +150,23 @@ test('every enqueue that resolved is in the store after the producer is SIGKILLe
   } finally {
     await store.close()
   }
+}
+
+test('every enqueue that resolved is in the store after the producer is SIGKILLed at random moments', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'ferry-producer-kill-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const dbPath = join(dir, 'ferry.db')
+  await killAndCheck(t, `sqlite://${dbPath}`, ROUNDS, () => SqliteStore.open({ path: dbPath }))
 })
+
+const postgresSkip = await postgresUnavailable()
+
+test(
+  'every enqueue that resolved is in PostgreSQL after the producer is SIGKILLed at random moments',
+  postgresSkip === null ? {} : { skip: postgresSkip },
+  async (t) => {
+    const schema = tempSchema(t)
+    await schema.open()
+    await killAndCheck(t, schema.url, POSTGRES_ROUNDS, () => schema.open())
+  },
+)

@@ -1,0 +1,154 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { createInterface } from 'node:readline'
+import pg from 'pg'
+import { createClient, type Client } from '../../src/client/client.js'
+import { PostgresStore } from '../../src/postgres.js'
+import { BENCH_HANDLERS, FERRY_CLI } from './child-worker.js'
+import { REPO_ROOT } from './temp.js'
+
+/** The server the PostgreSQL scenarios use: FERRY_BENCH_POSTGRES_URL, else the tests' one. */
+export const BENCH_POSTGRES_URL =
+  process.env.FERRY_BENCH_POSTGRES_URL ??
+  process.env.FERRY_TEST_POSTGRES_URL ??
+  'postgres://postgres@127.0.0.1:5432/test'
+
+export interface BenchSchema {
+  schema: string
+  /** The --store URL of the schema. */
+  url: string
+  /** A store on the schema (closed by withBenchSchema); `options` are PostgreSQL session settings. */
+  open(settings?: { options?: string }): Promise<PostgresStore>
+  /** A client on a store of its own (closed by withBenchSchema). */
+  client(): Promise<Client>
+  /** Runs SQL on a connection of its own: setup, EXPLAIN. */
+  admin<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<R[]>
+}
+
+/**
+ * A schema of its own for one measurement, with a random name, migrated by the first store that
+ * opens it and dropped afterwards (whatever happens), with every store opened on it closed first.
+ */
+export async function withBenchSchema<T>(fn: (bench: BenchSchema) => Promise<T>): Promise<T> {
+  const schema = `ferry_bench_${randomBytes(5).toString('hex')}`
+  const url = new URL(BENCH_POSTGRES_URL)
+  url.searchParams.set('schema', schema)
+  const stores: PostgresStore[] = []
+  const clients: Client[] = []
+  const adminClient = new pg.Client({ connectionString: BENCH_POSTGRES_URL })
+  await adminClient.connect()
+  const open = async ({ options }: { options?: string } = {}): Promise<PostgresStore> => {
+    const connection = new URL(BENCH_POSTGRES_URL)
+    if (options !== undefined) connection.searchParams.set('options', options)
+    const store = await PostgresStore.open({ connectionString: connection.toString(), schema })
+    stores.push(store)
+    return store
+  }
+  try {
+    return await fn({
+      schema,
+      url: url.toString(),
+      open,
+      async client() {
+        const client = createClient({ store: await open() })
+        clients.push(client)
+        return client
+      },
+      async admin<R extends pg.QueryResultRow>(text: string, values: unknown[] = []) {
+        return (await adminClient.query<R>(text, values)).rows
+      },
+    })
+  } finally {
+    for (const client of clients) await client.close()
+    for (const store of stores) await store.close()
+    await adminClient.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+    await adminClient.end()
+  }
+}
+
+export interface PostgresChildWorker {
+  readonly pid: number
+  /** Every line the child prints on stdout (the handlers' reports). */
+  onLine(listener: (line: string) => void): void
+  assertAlive(): void
+  /** SIGTERM (a graceful stop), SIGKILL after 5 s; resolves once it exited. */
+  stop(): Promise<void>
+}
+
+const READY_LINE = /^ferry: worker \S+ on /m
+
+/**
+ * Starts `ferry work --store <url> --handlers bench/fixtures/handlers.ts` in a child process and
+ * resolves once it says it runs. `--time-limit` is a watchdog: it outlives this process by at most that.
+ */
+export async function startPostgresWorker(
+  url: string,
+  { concurrency = 10, timeLimitMs = 300_000 }: { concurrency?: number; timeLimitMs?: number } = {},
+): Promise<PostgresChildWorker> {
+  const args = [
+    '--import',
+    'tsx',
+    FERRY_CLI,
+    '--store',
+    url,
+    'work',
+    '--handlers',
+    BENCH_HANDLERS,
+    '--concurrency',
+    String(concurrency),
+    '--time-limit',
+    `${Math.ceil(timeLimitMs / 1000)}s`,
+  ]
+  const child: ChildProcess = spawn(process.execPath, args, {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  const killNow = (): void => void child.kill('SIGKILL')
+  process.on('exit', killNow)
+  let stderr = ''
+  child.stderr!.setEncoding('utf8')
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', () => resolve())
+    child.once('error', () => resolve())
+  })
+  const hasExited = (): boolean => child.exitCode !== null || child.signalCode !== null
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the worker did not start in 60 s:\n${stderr}`)), 60_000)
+    child.stderr!.on('data', (chunk: string) => {
+      stderr += chunk
+      if (READY_LINE.test(stderr)) {
+        clearTimeout(timer)
+        resolve()
+      }
+    })
+    child.once('exit', () => {
+      clearTimeout(timer)
+      reject(new Error(`the worker exited (code ${child.exitCode}):\n${stderr}`))
+    })
+  })
+  const lines = createInterface({ input: child.stdout!, crlfDelay: Infinity })
+  return {
+    pid: child.pid!,
+    onLine: (listener) => lines.on('line', listener),
+    assertAlive: () => {
+      if (hasExited()) throw new Error(`the worker exited (code ${child.exitCode}):\n${stderr}`)
+    },
+    async stop() {
+      if (!hasExited()) {
+        child.kill('SIGTERM')
+        const timer = setTimeout(() => child.kill('SIGKILL'), 5000)
+        await exited
+        clearTimeout(timer)
+      }
+      process.off('exit', killNow)
+    },
+  }
+}
+
+/** The server's settings that decide what a commit costs, for the figures' labels. */
+export async function durabilityLabel(bench: BenchSchema): Promise<string> {
+  const [row] = await bench.admin<{ synchronous_commit: string; fsync: string }>(
+    `SELECT current_setting('synchronous_commit') AS synchronous_commit, current_setting('fsync') AS fsync`,
+  )
+  return `synchronous_commit=${row!.synchronous_commit}, fsync=${row!.fsync}`
+}

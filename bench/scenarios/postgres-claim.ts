@@ -1,0 +1,200 @@
+import pg from 'pg'
+import type { PostgresStore } from '../../src/postgres.js'
+import { BENCH_POSTGRES_URL, withBenchSchema, type BenchSchema } from '../lib/postgres.js'
+import { percentile, secondsSince } from '../lib/stats.js'
+import type { Figure, ScenarioDef } from '../lib/types.js'
+
+const LEASE_MS = 10 * 60_000
+const WARMUP_CLAIMS = 20
+const QUEUE = 'default'
+const QUEUE_COUNTS = [1, 5, 20, 100] as const
+const fmt = (n: number): string => n.toLocaleString('en-US')
+
+interface Shape {
+  tag: string
+  text: string
+  queues: readonly string[]
+  limit: number
+}
+
+/** `count` queues of which only the last, 'default', has jobs: the claim must look past the others. */
+function queuesShape(count: number): Shape {
+  const queues = [...Array.from({ length: count - 1 }, (_, i) => `bench-empty-${i + 1}`), QUEUE]
+  return {
+    tag: `q${count}`,
+    text: `claim limit 1 over ${count} queue(s), only the last has jobs`,
+    queues,
+    limit: 1,
+  }
+}
+
+const ONE = queuesShape(1)
+/** The store's connections commit without waiting for the flush (the server's setting, per session). */
+const RELAXED = { options: '-c synchronous_commit=off' }
+const TEN: Shape = { tag: 'limit10', text: 'claim limit 10', queues: [QUEUE], limit: 10 }
+
+/**
+ * Claim cost on PostgreSQL against a big backlog — `size` ready jobs plus size/10 scheduled in the
+ * future, inserted by one INSERT … SELECT generate_series (setup) and ANALYZEd — and a small one
+ * (1,000 ready, topped up as it is claimed). Each shape is timed over `claims` store.claim calls
+ * (one round trip each, after 20 untimed) on a store of its own: limit 1 and 10 on both backlogs,
+ * then limit 1 over 1, 5, 20 and 100 queues where only the last has jobs. Claimed jobs stay active.
+ * The plans of the claim's statements at the big backlog are printed on stderr (auto_explain).
+ * Then again on connections with synchronous_commit=off, for reference: the claim's commit no
+ * longer waits for its WAL flush, and what is left is the query, whose growth with the backlog
+ * and the queue count the ratios are taken on.
+ */
+export async function postgresClaim(size: number): Promise<Figure[]> {
+  const claims = Math.min(2_000, Math.max(10, Math.round(size / 500)))
+  const smallReady = Math.min(1_000, Math.max(10, Math.round(size / 20)))
+  const figures: Figure[] = []
+  const big = `${fmt(size)} ready`
+  const bigResults = await withBenchSchema(async (bench) => {
+    const store = await bench.open()
+    const start = process.hrtime.bigint()
+    await fill(bench, size, Math.round(size / 10))
+    figures.push({
+      key: 'setup_s',
+      label: `setup: ${fmt(size + Math.round(size / 10))} jobs by INSERT … generate_series, ANALYZE`,
+      value: secondsSince(start),
+      unit: 's',
+    })
+    const results = new Map<Shape, number[]>()
+    for (const shape of [ONE, TEN, ...QUEUE_COUNTS.slice(1).map(queuesShape)]) {
+      results.set(shape, await timeClaims(store, shape, claims))
+    }
+    // The same claims without waiting for the commit's flush: what is left is the query itself.
+    const relaxedStore = await bench.open(RELAXED)
+    const relaxed = new Map<Shape, number[]>()
+    for (const shape of [ONE, queuesShape(100)])
+      relaxed.set(shape, await timeClaims(relaxedStore, shape, claims))
+    process.stderr.write(await explainClaim(bench))
+    return { results, relaxed }
+  })
+  const smallResults = await withBenchSchema(async (bench) => {
+    const store = await bench.open()
+    await fill(bench, smallReady, Math.round(smallReady / 10))
+    const results = new Map<Shape, number[]>()
+    for (const shape of [ONE, TEN])
+      results.set(shape, await timeClaims(store, shape, claims, bench, smallReady))
+    const relaxed = new Map<Shape, number[]>()
+    relaxed.set(ONE, await timeClaims(await bench.open(RELAXED), ONE, claims, bench, smallReady))
+    return { results, relaxed }
+  })
+  const small = `${fmt(smallReady)} ready`
+  const p50 = (results: Map<Shape, number[]>, tag: string): number =>
+    percentile([...results.entries()].find(([shape]) => shape.tag === tag)![1], 50)
+  for (const [tag, text, results, mode] of [
+    ['big', big, bigResults.results, ''],
+    ['small', small, smallResults.results, ''],
+    ['big', big, bigResults.relaxed, 'relaxed.'],
+    ['small', small, smallResults.relaxed, 'relaxed.'],
+  ] as const) {
+    for (const [shape, latencies] of results) {
+      for (const p of [50, 99]) {
+        figures.push({
+          key: `${mode}${tag}.${shape.tag}.p${p}`,
+          label: `${shape.text}, ${text} [postgres${mode === '' ? '' : ', synchronous_commit=off'}] p${p}`,
+          value: percentile(latencies, p),
+          unit: 'ms',
+        })
+      }
+    }
+  }
+  figures.push(
+    {
+      key: 'relaxed.big_over_small.p50',
+      label: `p50 ${big} ÷ p50 ${small}, limit 1 [postgres, synchronous_commit=off]`,
+      value: p50(bigResults.relaxed, 'q1') / p50(smallResults.relaxed, 'q1'),
+      unit: '×',
+    },
+    {
+      key: 'relaxed.q100_over_q1.p50',
+      label: `p50 100 queues ÷ p50 1 queue, ${big} [postgres, synchronous_commit=off]`,
+      value: p50(bigResults.relaxed, 'q100') / p50(bigResults.relaxed, 'q1'),
+      unit: '×',
+    },
+  )
+  return figures
+}
+
+/** `ready` jobs ready now and `scheduled` a month ahead, in one statement, then ANALYZE. */
+async function fill(bench: BenchSchema, ready: number, scheduled: number): Promise<void> {
+  const s = `"${bench.schema}"`
+  await bench.admin(
+    `INSERT INTO ${s}.jobs (queue, name, payload, state, priority, run_at, max_attempts, created_at, updated_at)
+     SELECT $1, 'bench.claim', '{"seq":' || g || ',"pad":"' || repeat('x', 80) || '"}',
+            CASE WHEN g <= $2 THEN 'ready' ELSE 'scheduled' END, 0,
+            CASE WHEN g <= $2 THEN t.now ELSE t.now + 2592000000::bigint END, 25, t.now, t.now
+     FROM generate_series(1, $2::integer + $3::integer) AS g, (SELECT ${s}.now_ms() AS now) AS t`,
+    [QUEUE, ready, scheduled],
+  )
+  await bench.admin(`ANALYZE ${s}.jobs`)
+}
+
+async function timeClaims(
+  store: PostgresStore,
+  shape: Shape,
+  claims: number,
+  topUp?: BenchSchema,
+  backlog = 0,
+): Promise<number[]> {
+  const latencies: number[] = []
+  let claimed = 0
+  for (let i = 0; i < WARMUP_CLAIMS + claims; i++) {
+    const start = performance.now()
+    const jobs = await store.claim({
+      queues: shape.queues,
+      limit: shape.limit,
+      leaseMs: LEASE_MS,
+      workerId: 'bench',
+    })
+    const ms = performance.now() - start
+    if (jobs.length !== shape.limit || jobs.some((job) => job.queue !== QUEUE)) {
+      throw new Error(`${shape.text}: expected ${shape.limit} job(s) from "${QUEUE}", got ${jobs.length}`)
+    }
+    if (i >= WARMUP_CLAIMS) latencies.push(ms)
+    claimed += jobs.length
+    if (topUp !== undefined && claimed >= Math.max(shape.limit, Math.floor(backlog / 10))) {
+      await fill(topUp, claimed, 0)
+      claimed = 0
+    }
+  }
+  return latencies
+}
+
+/** EXPLAIN ANALYZE of the statements inside the claim function, through auto_explain's notices. */
+async function explainClaim(bench: BenchSchema): Promise<string> {
+  const client = new pg.Client({ connectionString: BENCH_POSTGRES_URL })
+  await client.connect()
+  const notices: string[] = []
+  client.on('notice', (notice) => notices.push(notice.message ?? ''))
+  try {
+    await client.query(`LOAD 'auto_explain'`)
+    await client.query(`SET auto_explain.log_min_duration = 0`)
+    await client.query(`SET auto_explain.log_analyze = on`)
+    await client.query(`SET auto_explain.log_buffers = on`)
+    await client.query(`SET auto_explain.log_nested_statements = on`)
+    await client.query(`SET auto_explain.log_level = notice`)
+    const sql = `SELECT id FROM "${bench.schema}".claim($1::text[], $2::integer, $3::bigint, $4::text, NULL)`
+    // The plan a worker runs after many calls (plpgsql may switch to a generic plan after five).
+    for (let i = 0; i < 8; i++) {
+      notices.length = 0
+      await client.query(sql, [queuesShape(100).queues, 10, LEASE_MS, 'explain'])
+    }
+    return `\n-- claim of 10 over 100 queues (only the last has jobs), plans of its statements:\n${notices.join('\n\n')}\n\n`
+  } catch (error) {
+    return `\n-- EXPLAIN of the claim unavailable: ${(error as Error).message}\n`
+  } finally {
+    await client.end()
+  }
+}
+
+export const postgresClaimScenario: ScenarioDef = {
+  name: 'postgres-claim',
+  summary: 'PostgreSQL: claim latency at 1,000,000 ready jobs vs 1,000, and over 1/5/20/100 queues',
+  fullSize: 1_000_000,
+  quickSize: 2_000,
+  run: postgresClaim,
+  targets: {},
+}

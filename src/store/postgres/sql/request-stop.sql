@@ -1,0 +1,11 @@
+-- requestStop: asks every running worker to stop gracefully, and wakes the waiting ones in every
+-- process ('*'). Workers compare the value with the one they saw at start, so it must change with
+-- every request, even from a host whose clock is behind: it moves to now or one millisecond past
+-- the previous request, whichever is later.
+-- Params: $1 now (ms or NULL)
+WITH stop AS (
+  INSERT INTO :"schema".control AS c (key, at) VALUES ('stop', coalesce($1::bigint, :"schema".now_ms()))
+  ON CONFLICT (key) DO UPDATE SET at = greatest(c.at + 1, excluded.at)
+  RETURNING c.at
+)
+SELECT stop.at, pg_notify('ferry:' || :'schema', '*') FROM stop

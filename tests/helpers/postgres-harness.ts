@@ -1,0 +1,142 @@
+/**
+ * PostgreSQL for tests: the server named by FERRY_TEST_POSTGRES_URL (default: the local one), and a
+ * schema of its own, with a random name, for every harness. A schema is created by the store's own
+ * migration and dropped when the harness closes; nothing else on the server is touched.
+ *
+ * When the server cannot be reached, a test file is skipped with the reason, except under CI
+ * (CI=true), where that is a failure: a CI run must never pass by skipping PostgreSQL.
+ */
+import { randomBytes } from 'node:crypto'
+import { test, type TestContext } from 'node:test'
+import pg from 'pg'
+
+import { PostgresStore, type PostgresStoreOptions } from '../../src/postgres.js'
+import type { Store } from '../../src/store/store.js'
+import type { CreateHarness } from './store-harness.js'
+import { defer } from './worker-helpers.js'
+
+export const POSTGRES_URL = process.env.FERRY_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+
+/** A fresh schema name that no other test uses. */
+export function testSchemaName(): string {
+  return `ferry_test_${randomBytes(6).toString('hex')}`
+}
+
+/** The store URL of a schema on the test server, as `ferry --store` takes it. */
+export function storeUrl(schema: string): string {
+  const url = new URL(POSTGRES_URL)
+  url.searchParams.set('schema', schema)
+  return url.toString()
+}
+
+/** Runs one statement on a connection of its own (setup and teardown only). */
+export async function adminQuery<R extends pg.QueryResultRow = pg.QueryResultRow>(
+  text: string,
+  values: unknown[] = [],
+): Promise<R[]> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL })
+  await client.connect()
+  try {
+    return (await client.query<R>(text, values)).rows
+  } finally {
+    await client.end()
+  }
+}
+
+export async function dropSchema(schema: string): Promise<void> {
+  await adminQuery(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+}
+
+/**
+ * Why PostgreSQL tests cannot run here, or null when they can. Under CI it throws instead: an
+ * unreachable server must fail the run.
+ */
+export async function postgresUnavailable(): Promise<string | null> {
+  try {
+    await adminQuery('SELECT 1')
+    return null
+  } catch (error) {
+    const reason = `PostgreSQL is not reachable at ${redact(POSTGRES_URL)} (${(error as Error).message}); set FERRY_TEST_POSTGRES_URL`
+    if (process.env.CI === 'true') {
+      throw new Error(`${reason}: under CI this is a failure, not a skip`, { cause: error })
+    }
+    return reason
+  }
+}
+
+/** For a test file: when PostgreSQL is unreachable, one visibly skipped test stands for the file. */
+export async function skipUnlessPostgres(title: string): Promise<boolean> {
+  const reason = await postgresUnavailable()
+  if (reason === null) return false
+  test(title, { skip: reason }, () => {})
+  return true
+}
+
+export interface PostgresHarnesses {
+  /** One store harness per call, on the file's schema emptied of every job and stop request. */
+  createHarness: CreateHarness
+  /** Drops the file's schema: call it from the test file's after(). */
+  dropSchema(): Promise<void>
+}
+
+/**
+ * Harnesses for one test file. The file gets one schema, migrated by its first store; each harness
+ * then starts from that schema emptied (a few DELETEs), which costs a few ms where migrating a new
+ * schema per test cost ~150 ms and dropping it ~110 ms. Ids keep growing from one test to the next,
+ * which the contract allows (ids only have to increase).
+ */
+export function postgresHarnesses(): PostgresHarnesses {
+  const schema = testSchemaName()
+  let migrated = false
+  const createHarness: CreateHarness = async () => {
+    if (migrated) await adminQuery(`DELETE FROM "${schema}".jobs; DELETE FROM "${schema}".control`)
+    migrated = true
+    const opened: Store[] = []
+    const open = async (): Promise<Store> => {
+      const store = await PostgresStore.open({ connectionString: POSTGRES_URL, schema, poolSize: 4 })
+      opened.push(store)
+      return store
+    }
+    const close = async (): Promise<void> => {
+      // Close every instance, even when one fails; closing one the test already closed is harmless.
+      const closing = await Promise.allSettled(opened.map((s) => s.close()))
+      const failed = closing.find((r) => r.status === 'rejected')
+      if (failed) throw failed.reason
+    }
+    try {
+      return { store: await open(), openPeer: open, close }
+    } catch (error) {
+      await close().catch(() => {})
+      throw error
+    }
+  }
+  return { createHarness, dropSchema: () => dropSchema(schema) }
+}
+
+export interface TempSchema {
+  schema: string
+  /** The --store URL of the schema. */
+  url: string
+  /** Opens a store on the schema; every store opened here is closed after the test. */
+  open(options?: Partial<PostgresStoreOptions>): Promise<PostgresStore>
+}
+
+/** A schema of its own for one test, dropped (after its stores are closed) when the test ends. */
+export function tempSchema(t: TestContext): TempSchema {
+  const schema = testSchemaName()
+  // Deferred first, so it runs last: after the stores and processes the test opened are closed.
+  defer(t, () => dropSchema(schema))
+  return {
+    schema,
+    url: storeUrl(schema),
+    async open(options = {}) {
+      const store = await PostgresStore.open({ connectionString: POSTGRES_URL, schema, ...options })
+      defer(t, () => store.close())
+      return store
+    },
+  }
+}
+
+function redact(url: string): string {
+  return url.replace(/\/\/([^:/@]*):[^@]*@/, '//$1:***@')
+}

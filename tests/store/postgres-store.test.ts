@@ -1,0 +1,340 @@
+/**
+ * What only the PostgreSQL store does, beyond the shared conformance suite: enqueue inside the
+ * caller's own transaction, enqueue from SQL, input that cannot reach the SQL text, migrations
+ * that concurrent starts share, and a waiting worker that survives losing its connections.
+ */
+import assert from 'node:assert/strict'
+import { execSync } from 'node:child_process'
+import { test } from 'node:test'
+import pg from 'pg'
+
+import { createClient, FerryError, ValidationError, type Store } from '../../src/index.js'
+import { PostgresStore } from '../../src/postgres.js'
+import { tempDatabase } from '../helpers/sqlite-harness.js'
+import {
+  adminQuery,
+  dropSchema,
+  POSTGRES_URL,
+  skipUnlessPostgres,
+  tempSchema,
+  testSchemaName,
+} from '../helpers/postgres-harness.js'
+import { allJobs, newJob, within } from '../helpers/store-harness.js'
+import { defer } from '../helpers/worker-helpers.js'
+
+const LEASE_MS = 60_000
+
+/** A connection of the test's own, as an application holds one for its transactions. */
+async function appClient(t: Parameters<typeof defer>[0]): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL })
+  await client.connect()
+  defer(t, () => client.end())
+  return client
+}
+
+/** A worker's loop until it claims something: wait, claim; an empty claim means wait again. */
+async function claimWithin(store: Store, ms: number): Promise<string[]> {
+  const deadline = Date.now() + ms
+  for (;;) {
+    const claimed = await store.claim({ queues: ['default'], limit: 10, leaseMs: LEASE_MS, workerId: 'w' })
+    if (claimed.length > 0) return claimed.map((job) => job.id)
+    const left = deadline - Date.now()
+    if (left <= 0) return []
+    await store.waitForWork({ queues: ['default'], timeoutMs: left })
+  }
+}
+
+if (!(await skipUnlessPostgres('PostgresStore'))) {
+  test('an enqueue with { tx } writes nothing when the transaction rolls back', async (t) => {
+    const { open } = tempSchema(t)
+    const store = await open()
+    const client = createClient({ store })
+    const app = await appClient(t)
+    await app.query('BEGIN')
+    const { id } = await client.enqueue('send-email', { to: 'a@example.com' }, { tx: app })
+    await app.query('ROLLBACK')
+    assert.equal(await store.getJob(id), null)
+    assert.deepEqual(await allJobs(store), [])
+  })
+
+  test('an enqueue with { tx } is invisible until commit, then visible and wakes a waiting worker', async (t) => {
+    const { open } = tempSchema(t)
+    const store = await open()
+    const worker = await open()
+    const app = await appClient(t)
+    const waiting = worker.waitForWork({ queues: ['default'], timeoutMs: 10_000 })
+    // Let the waiter start listening, so a notification sent too early would be seen.
+    await new Promise((resolve) => setTimeout(resolve, 200))
+
+    await app.query('BEGIN')
+    await app.query('CREATE TEMP TABLE orders (id int)')
+    const [first, second] = await createClient({ store }).enqueueMany(
+      [
+        { name: 'ship', payload: { order: 1 } },
+        { name: 'ship', payload: { order: 2 } },
+      ],
+      { tx: app },
+    )
+    assert.equal(await store.getJob(first!.id), null, 'not visible to others before commit')
+    const early = await Promise.race([waiting, new Promise((resolve) => setTimeout(resolve, 300, 'still'))])
+    assert.equal(early, 'still', 'no worker is woken before commit')
+    await app.query('COMMIT')
+
+    assert.equal(await within(5000, 'waitForWork', waiting), 'notified')
+    assert.equal((await store.getJob(first!.id))?.state, 'ready')
+    assert.deepEqual(await claimWithin(worker, 1000), [first!.id, second!.id])
+  })
+
+  test('a store without transactions refuses { tx } with a ValidationError, writing nothing', async (t) => {
+    const store = await tempDatabase(t).open()
+    await assert.rejects(
+      createClient({ store }).enqueue('x', {}, { tx: {} }),
+      (error: unknown) => error instanceof ValidationError && error.field === 'tx',
+    )
+    assert.deepEqual(await allJobs(store), [])
+  })
+
+  test('an enqueue with { tx } refuses something that is not a client', async (t) => {
+    const store = await tempSchema(t).open()
+    await assert.rejects(
+      createClient({ store }).enqueue('x', {}, { tx: { notAClient: true } }),
+      (error: unknown) => error instanceof ValidationError && error.field === 'tx',
+    )
+  })
+
+  test('ferry.enqueue() in SQL enqueues a job that workers claim, and refuses bad input', async (t) => {
+    const { open, schema } = tempSchema(t)
+    const store = await open()
+    const app = await appClient(t)
+    const waiting = store.waitForWork({ queues: ['mail'], timeoutMs: 10_000 })
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const { rows } = await app.query<{ id: string }>(
+      `SELECT "${schema}".enqueue('send-email', $1::json, queue => 'mail', priority => 5) AS id`,
+      [JSON.stringify({ to: 'a@example.com', n: [1, 2] })],
+    )
+    assert.equal(await within(5000, 'waitForWork', waiting), 'notified')
+    const job = await store.getJob(rows[0]!.id)
+    assert.deepEqual(
+      {
+        name: job?.name,
+        queue: job?.queue,
+        payload: job?.payload,
+        priority: job?.priority,
+        state: job?.state,
+      },
+      {
+        name: 'send-email',
+        queue: 'mail',
+        payload: { to: 'a@example.com', n: [1, 2] },
+        priority: 5,
+        state: 'ready',
+      },
+    )
+
+    const later = await app.query<{ id: string }>(
+      `SELECT "${schema}".enqueue('report', '{}', run_at => now() + interval '1 hour', unique_key => 'r1') AS id`,
+    )
+    const again = await app.query<{ id: string }>(
+      `SELECT "${schema}".enqueue('report', '{}', unique_key => 'r1') AS id`,
+    )
+    assert.equal(again.rows[0]!.id, later.rows[0]!.id, 'a held unique key returns the holder')
+    const scheduled = await store.getJob(later.rows[0]!.id)
+    assert.equal(scheduled?.state, 'scheduled')
+    assert.ok(Math.abs(scheduled!.runAt - (Date.now() + 3_600_000)) < 60_000)
+
+    for (const bad of [
+      `SELECT "${schema}".enqueue('bad name', '{}')`,
+      `SELECT "${schema}".enqueue('ok', '{}', queue => 'a,b')`,
+      `SELECT "${schema}".enqueue('ok', '{}', max_attempts => 0)`,
+      `SELECT "${schema}".enqueue('ok', NULL)`,
+    ]) {
+      await assert.rejects(
+        app.query(bad),
+        (error: unknown) => (error as { code?: string }).code === '22023',
+        bad,
+      )
+    }
+    assert.equal((await allJobs(store)).length, 2)
+  })
+
+  test('queue names, payloads, keys and ids cannot inject SQL: refused or stored as given', async (t) => {
+    const store = await tempSchema(t).open()
+    const client = createClient({ store })
+    const hostile = `'); DROP TABLE jobs; --`
+    const { id } = await client.enqueue(
+      'x',
+      { text: hostile, quote: '\'"\\', nul: '\u0000' },
+      { uniqueKey: hostile },
+    )
+    const job = await store.getJob(id)
+    assert.deepEqual(job?.payload, { text: hostile, quote: '\'"\\', nul: '\u0000' })
+    assert.equal(job?.uniqueKey, hostile)
+
+    const refused = async (call: () => Promise<unknown>, field: string): Promise<void> => {
+      await assert.rejects(
+        call,
+        (error: unknown) => error instanceof ValidationError && error.field === field,
+      )
+    }
+    await refused(() => client.enqueue('x', {}, { queue: hostile }), 'queue')
+    await refused(() => client.enqueue(hostile, {}), 'name')
+    await refused(() => store.listJobs({ queue: hostile }), 'queue')
+    await refused(
+      () => store.claim({ queues: [hostile], limit: 1, leaseMs: LEASE_MS, workerId: 'w' }),
+      'queues[0]',
+    )
+    await refused(() => store.waitForWork({ queues: [hostile], timeoutMs: 10 }), 'queues[0]')
+    await refused(() => store.listJobs({ cursor: `1 OR 1=1` }), 'cursor')
+    // Ids that are not ids match nothing.
+    assert.equal(await store.getJob(`${id} OR 1=1`), null)
+    assert.equal(await store.cancel({ ids: [`${id}; DELETE FROM jobs`] }), 0)
+    const [claimed] = await store.claim({
+      queues: ['default'],
+      limit: 1,
+      leaseMs: LEASE_MS,
+      workerId: hostile,
+    })
+    assert.equal(claimed?.workerId, hostile)
+    assert.deepEqual(
+      await store.settle({ settlements: [{ kind: 'completed', id: claimed!.id, leaseToken: hostile }] }),
+      ['lease_lost'],
+    )
+    assert.equal((await allJobs(store)).length, 1)
+  })
+
+  test('refuses a schema name that is not a plain lower-case identifier, before connecting', async () => {
+    for (const schema of [
+      'Ferry',
+      'ferry"; DROP SCHEMA public; --',
+      '1ferry',
+      'pg_ferry',
+      '',
+      'a'.repeat(49),
+    ]) {
+      await assert.rejects(
+        PostgresStore.open({ connectionString: POSTGRES_URL, schema }),
+        (error: unknown) => error instanceof ValidationError && error.field === 'schema',
+        schema,
+      )
+    }
+  })
+
+  test('stores opening a new schema at once migrate it once, and all of them work', async (t) => {
+    const schema = testSchemaName()
+    defer(t, () => dropSchema(schema))
+    const opening = Array.from({ length: 5 }, () =>
+      PostgresStore.open({ connectionString: POSTGRES_URL, schema }),
+    )
+    const stores = await Promise.all(opening)
+    for (const store of stores) defer(t, () => store.close())
+    const versions = await adminQuery<{ version: number }>(`SELECT version FROM "${schema}".migrations`)
+    assert.deepEqual(
+      versions.map((v) => v.version),
+      [1],
+    )
+    const [enqueued] = await stores[0]!.enqueue({ jobs: [newJob()] })
+    assert.equal((await stores[4]!.getJob(enqueued!.id))?.state, 'ready')
+  })
+
+  test('a store opened with migrate: false refuses a schema that was never migrated', async (t) => {
+    const schema = testSchemaName()
+    defer(t, () => dropSchema(schema))
+    await assert.rejects(
+      PostgresStore.open({ connectionString: POSTGRES_URL, schema, migrate: false }),
+      (error: unknown) => error instanceof FerryError && error.code === 'migration_required',
+    )
+  })
+
+  test('a waiting worker keeps consuming after its connections are terminated (pg_terminate_backend)', async (t) => {
+    const { open, schema } = tempSchema(t)
+    const worker = await open()
+    const producer = await open()
+    // The worker is listening, with pooled connections too.
+    assert.deepEqual(await claimWithin(worker, 300), [])
+    const waiting = worker.waitForWork({ queues: ['default'], timeoutMs: 20_000 })
+    await new Promise((resolve) => setTimeout(resolve, 200))
+
+    // Every backend that ran something of this schema: the worker's listener and pool, the producer's pool.
+    const killed = await adminQuery<{ pid: number }>(
+      `SELECT pid FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND query LIKE $1 AND pg_terminate_backend(pid)`,
+      [`%${schema}%`],
+    )
+    assert.ok(killed.length >= 2, `terminated ${killed.length} backends`)
+
+    // The waiter is woken when its listener comes back (notifications in between may be lost).
+    assert.equal(await within(10_000, 'waitForWork', waiting), 'notified')
+    // And a job enqueued from now on is claimed: the producer's pool reconnects too. Its first
+    // query may meet a terminated connection: that is a store error the caller retries.
+    let enqueued: string | undefined
+    for (let attempt = 0; enqueued === undefined; attempt++) {
+      try {
+        enqueued = (await producer.enqueue({ jobs: [newJob()] }))[0]!.id
+      } catch (error) {
+        assert.ok(error instanceof FerryError && error.code === 'store_unavailable', String(error))
+        assert.ok(attempt < 5, 'the producer never recovered')
+      }
+    }
+    let claimed: string[] = []
+    for (let attempt = 0; claimed.length === 0 && attempt < 5; attempt++) {
+      try {
+        claimed = await claimWithin(worker, 5000)
+      } catch (error) {
+        assert.ok(error instanceof FerryError && error.code === 'store_unavailable', String(error))
+      }
+    }
+    assert.deepEqual(claimed, [enqueued])
+
+    // Once more while idle: a notification reaches the re-established listener.
+    const again = worker.waitForWork({ queues: ['default'], timeoutMs: 10_000 })
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const [next] = await producer.enqueue({ jobs: [newJob()] })
+    assert.equal(await within(5000, 'waitForWork', again), 'notified')
+    assert.deepEqual(await claimWithin(worker, 1000), [next!.id])
+  })
+
+  // Restarting the server disturbs everything else using it, so this runs only when asked, with
+  // the command that restarts it: FERRY_TEST_POSTGRES_RESTART='pg_ctlcluster 15 main restart'.
+  const restart = process.env.FERRY_TEST_POSTGRES_RESTART
+  test(
+    'a waiting worker keeps consuming after the server restarts',
+    restart === undefined || restart === ''
+      ? { skip: 'set FERRY_TEST_POSTGRES_RESTART to a command that restarts the test server to run it' }
+      : {},
+    async (t) => {
+      const { open } = tempSchema(t)
+      const worker = await open()
+      const producer = await open()
+      assert.deepEqual(await claimWithin(worker, 300), [])
+      const waiting = worker.waitForWork({ queues: ['default'], timeoutMs: 60_000 })
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      execSync(restart!, { stdio: 'inherit' })
+      // Woken once its listener is back (what was sent while the server was down is lost).
+      assert.equal(await within(30_000, 'waitForWork', waiting), 'notified')
+      let enqueued: string | undefined
+      const deadline = Date.now() + 30_000
+      while (enqueued === undefined) {
+        try {
+          enqueued = (await producer.enqueue({ jobs: [newJob()] }))[0]!.id
+        } catch (error) {
+          assert.ok(error instanceof FerryError && error.code === 'store_unavailable', String(error))
+          assert.ok(Date.now() < deadline, 'the producer never recovered')
+          await new Promise((resolve) => setTimeout(resolve, 200))
+        }
+      }
+      let claimed: string[] = []
+      while (claimed.length === 0 && Date.now() < deadline) {
+        try {
+          claimed = await claimWithin(worker, 5000)
+        } catch (error) {
+          assert.ok(error instanceof FerryError && error.code === 'store_unavailable', String(error))
+        }
+      }
+      assert.deepEqual(claimed, [enqueued])
+      const again = worker.waitForWork({ queues: ['default'], timeoutMs: 10_000 })
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      const [next] = await producer.enqueue({ jobs: [newJob()] })
+      assert.equal(await within(5000, 'waitForWork', again), 'notified')
+      assert.deepEqual(await claimWithin(worker, 1000), [next!.id])
+    },
+  )
+}
