@@ -6,6 +6,7 @@ export const DEFAULT_STORE_URL = 'sqlite:./ferry.db'
 /**
  * Opens a store from a URL, loading only that backend's driver:
  * - `sqlite:./path/to.db` or `sqlite:///absolute/path.db`; `?durability=normal` relaxes fsync
+ * - `redis://host:6379/0` or `rediss://…` (TLS); `?namespace=name` keeps several Ferrys apart
  */
 export async function openStore(url: string = DEFAULT_STORE_URL): Promise<Store> {
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase()
@@ -14,11 +15,16 @@ export async function openStore(url: string = DEFAULT_STORE_URL): Promise<Store>
       const { SqliteStore, parseSqliteUrl } = await import('./sqlite/sqlite-store.js')
       return SqliteStore.open(parseSqliteUrl(url))
     }
+    case 'redis':
+    case 'rediss': {
+      const { RedisStore, parseRedisUrl } = await import('./redis/redis-store.js')
+      return RedisStore.open(parseRedisUrl(url))
+    }
     default:
       throw new ValidationError(
         'invalid_option',
         'store',
-        `"${url}" is not a store URL Ferry knows (use sqlite:./ferry.db)`,
+        `"${url}" is not a store URL Ferry knows (use sqlite:./ferry.db or redis://host:6379)`,
       )
   }
 }
