@@ -205,6 +205,9 @@ export class RedisStore implements Store {
       // A command in flight when the connection dropped may have run: never send it twice (an
       // enqueue would be doubled). Its caller gets an error and decides.
       autoResendUnfulfilledCommands: false,
+      // How long disconnect() waits for a socket to close before destroying it: the timer stays
+      // even when the server is already gone, and kept a closed store's process alive for 2 s.
+      disconnectTimeout: 100,
     })
     // Connection errors reach the callers as rejected calls; the client reconnects by itself.
     this.redis.on('error', () => {})
