@@ -180,7 +180,7 @@ export async function startOwnRedisServer(
           return
         } catch (error) {
           if (Date.now() > deadline)
-            throw new Error(`redis-server on port ${port} did not start: ${String(error)}`)
+            throw new Error(`redis-server on port ${port} did not start`, { cause: error })
           await new Promise((resolve) => setTimeout(resolve, 20))
         } finally {
           probe.disconnect()
