@@ -5,6 +5,11 @@ import { enqueueConcurrentScenario } from '../scenarios/enqueue-concurrent.js'
 import { enqueueSerialScenario } from '../scenarios/enqueue-serial.js'
 import { fsyncRateScenario } from '../scenarios/fsync-rate.js'
 import { idleCpuScenario } from '../scenarios/idle-cpu.js'
+import { redisClaimScenario } from '../scenarios/redis-claim.js'
+import { redisEnqueueScenario } from '../scenarios/redis-enqueue.js'
+import { redisMemoryScenario } from '../scenarios/redis-memory.js'
+import { redisThroughputScenario } from '../scenarios/redis-throughput.js'
+import { redisWakeScenario } from '../scenarios/redis-wake.js'
 import { strategyOverheadScenario } from '../scenarios/strategy-overhead.js'
 import { supervisorCpuScenario } from '../scenarios/supervisor-cpu.js'
 import { wakeLatencyScenario } from '../scenarios/wake-latency.js'
@@ -24,4 +29,9 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   wakeLatencyScenario,
   strategyOverheadScenario,
   supervisorCpuScenario,
+  redisEnqueueScenario,
+  redisThroughputScenario,
+  redisClaimScenario,
+  redisWakeScenario,
+  redisMemoryScenario,
 ]

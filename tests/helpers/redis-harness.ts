@@ -5,18 +5,19 @@
  *
  * When the server is unreachable, tests fail if CI is 'true' and are skipped visibly otherwise.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { it } from 'node:test'
 import { Redis } from 'ioredis'
 
+import { startRedisServer, type OwnRedisServer } from '../../bench/lib/redis-server.js'
 import { RedisStore, type RedisStoreOptions } from '../../src/redis.js'
 import type { Store } from '../../src/store/store.js'
 import type { CreateHarness, StoreHarness } from './store-harness.js'
+
+export type { OwnRedisServer }
 
 export const TEST_REDIS_URL = process.env.FERRY_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
 
@@ -119,102 +120,20 @@ export function redisHarness(tag: string): CreateHarness {
   }
 }
 
-export interface OwnRedisServer {
-  readonly port: number
-  readonly url: string
-  readonly dir: string
-  /** Starts it again on the same port and directory (after stop or kill), and waits for PING. */
-  start(): Promise<void>
-  /** SIGKILL: no shutdown, no final write. Resolves once the process is gone. */
-  kill(): Promise<void>
-  /** Stops it for good and removes its directory. */
-  close(): Promise<void>
-}
-
 /**
- * A redis-server of the test's own (the `redis-server` binary), on a free port and a temp
- * directory, with AOF and appendfsync always unless asked otherwise, and no RDB snapshots.
+ * A redis-server of the test's own (bench/lib/redis-server.ts) in a temp directory, with AOF and
+ * appendfsync always unless asked otherwise; `close()` stops it and removes the directory.
  */
 export async function startOwnRedisServer(
   options: { appendfsync?: 'always' | 'everysec' | 'no'; appendonly?: boolean } = {},
 ): Promise<OwnRedisServer> {
   const dir = mkdtempSync(join(tmpdir(), 'ferry-redis-'))
-  const port = await freePort()
-  const args = [
-    '--port',
-    String(port),
-    '--bind',
-    '127.0.0.1',
-    '--dir',
-    dir,
-    '--save',
-    '',
-    '--appendonly',
-    options.appendonly === false ? 'no' : 'yes',
-    '--appendfsync',
-    options.appendfsync ?? 'always',
-    '--logfile',
-    join(dir, 'redis.log'),
-  ]
-  let child: ChildProcess | null = null
-  const url = `redis://127.0.0.1:${port}`
-  const exited = (): Promise<void> =>
-    new Promise((resolve) => {
-      if (child === null || child.exitCode !== null || child.signalCode !== null) resolve()
-      else child.once('exit', () => resolve())
-    })
-  const server: OwnRedisServer = {
-    port,
-    url,
-    dir,
-    async start() {
-      child = spawn('redis-server', args, { stdio: 'ignore' })
-      live.add(child)
-      const deadline = Date.now() + 10_000
-      for (;;) {
-        const probe = new Redis(url, { lazyConnect: true, retryStrategy: () => null, disconnectTimeout: 10 })
-        probe.on('error', () => {})
-        try {
-          await probe.connect()
-          await probe.ping()
-          return
-        } catch (error) {
-          if (Date.now() > deadline)
-            throw new Error(`redis-server on port ${port} did not start`, { cause: error })
-          await new Promise((resolve) => setTimeout(resolve, 20))
-        } finally {
-          probe.disconnect()
-        }
-      }
-    },
-    async kill() {
-      const gone = exited()
-      child?.kill('SIGKILL')
-      await gone
-      if (child !== null) live.delete(child)
-    },
+  const server = await startRedisServer({ ...options, dir })
+  return {
+    ...server,
     async close() {
-      await server.kill()
+      await server.close()
       rmSync(dir, { recursive: true, force: true })
     },
   }
-  await server.start()
-  return server
-}
-
-const live = new Set<ChildProcess>()
-process.on('exit', () => {
-  for (const child of live) child.kill('SIGKILL')
-})
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.unref()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
 }

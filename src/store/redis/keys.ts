@@ -47,6 +47,8 @@ export function redisKeys(namespace: string = DEFAULT_NAMESPACE): RedisKeys {
       key('unique'),
       key('stop'),
       key('schema'),
+      key('has-ready'),
+      key('has-scheduled'),
     ],
     scriptPrefixes: [
       jobPrefix,

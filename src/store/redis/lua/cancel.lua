@@ -11,8 +11,10 @@ for i = FIRST + 1, #ARGV do
   local was_open = true
   if state == 'scheduled' then
     redis.call('ZREM', P_SCHEDULED .. queue, id)
+    if redis.call('ZCARD', P_SCHEDULED .. queue) == 0 then redis.call('SREM', K_HAS_SCHEDULED, queue) end
   elseif state == 'ready' then
     redis.call('ZREM', P_READY .. queue, ready_member(job[4], id))
+    if redis.call('ZCARD', P_READY .. queue) == 0 then redis.call('SREM', K_HAS_READY, queue) end
   elseif state == 'active' then
     redis.call('ZREM', K_ACTIVE, id)
   else

@@ -23,8 +23,7 @@ for _, id in ipairs(ids) do
       dead[#dead + 1] = id
     else
       redis.call('HSET', key, 's', 'ready')
-      redis.call('ZADD', P_READY .. job[2], -tonumber(job[3]), ready_member(job[4], id))
-      wake_ready(job[2])
+      add_ready(job[2], job[3], job[4], id)
       retried[#retried + 1] = id
     end
   end

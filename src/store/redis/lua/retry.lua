@@ -9,8 +9,7 @@ local function revive(id, queue)
   redis.call('ZREM', P_DEAD .. queue, id)
   redis.call('HDEL', key, 'f', 'r')
   redis.call('HSET', key, 's', 'ready', 'a', 0, 'ra', NOW, 'u', NOW)
-  redis.call('ZADD', P_READY .. queue, -tonumber(priority), ready_member(NOW, id))
-  wake_ready(queue)
+  add_ready(queue, priority, NOW, id)
 end
 
 local count = 0
