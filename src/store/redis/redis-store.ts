@@ -617,13 +617,20 @@ export class RedisStore implements Store {
 
   /**
    * An enqueue acknowledged by Redis survives a crash only with appendonly yes and appendfsync
-   * always (docs/backends.md): say so at open when the server is set otherwise.
+   * always, and stays only if Redis never evicts keys (docs/backends.md): say so at open when the
+   * server is set otherwise.
    */
   private async checkPersistence(warn: (message: string) => void): Promise<void> {
-    let config: Record<string, string>
+    const config: Record<string, string> = {}
     try {
-      const flat = (await this.redis.call('CONFIG', 'GET', 'appendonly', 'appendfsync')) as string[]
-      config = {}
+      const flat = (await this.redis.call(
+        'CONFIG',
+        'GET',
+        'appendonly',
+        'appendfsync',
+        'maxmemory',
+        'maxmemory-policy',
+      )) as string[]
       for (let i = 0; i + 1 < flat.length; i += 2) config[flat[i]!] = flat[i + 1]!
     } catch {
       warn(
@@ -637,7 +644,16 @@ export class RedisStore implements Store {
       )
     } else if (config.appendfsync !== 'always') {
       warn(
-        `Redis syncs its append-only file with appendfsync ${config.appendfsync}, not always: jobs acknowledged in the last second or two can be lost if the machine crashes or loses power. Set appendfsync always (docs/backends.md)`,
+        `Redis syncs its append-only file with appendfsync ${config.appendfsync}, not always: jobs acknowledged in the last second or two can be lost if the server or the machine crashes. Set appendfsync always (docs/backends.md)`,
+      )
+    }
+    if (
+      config.maxmemory !== undefined &&
+      config.maxmemory !== '0' &&
+      config['maxmemory-policy'] !== 'noeviction'
+    ) {
+      warn(
+        `Redis may evict keys when full (maxmemory-policy ${config['maxmemory-policy']}): jobs would vanish. Set maxmemory-policy noeviction (docs/backends.md)`,
       )
     }
   }
