@@ -101,7 +101,7 @@ export const redisThroughputScenario: ScenarioDef = {
   name: 'redis-throughput',
   summary: `Redis (${REDIS_BENCH_SETUP}): 100,000 no-op jobs through one in-process Worker (inline), concurrency 10 and 32`,
   fullSize: 100_000,
-  quickSize: 2_000,
+  quickSize: 500,
   run: redisThroughput,
   targets: {
     'c10.jobs_per_s': { op: '>=', value: 12_000 },

@@ -26,7 +26,6 @@ await whenRedisReachable(() => {
           url: server.url,
           namespace: 'durability',
           onWarning: (m) => warnings.push(m),
-          connection: { maxRetriesPerRequest: 0 },
         })
         assert.deepEqual(warnings, [], 'AOF with appendfsync always gives no warning')
         const client = createClient({ store })
