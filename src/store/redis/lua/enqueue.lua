@@ -20,15 +20,16 @@ for i = FIRST, #ARGV, 2 do
     local id = string.format('%d', redis.call('INCR', K_ID))
     local at = run_at ~= '' and tonumber(run_at) or NOW + tonumber(delay_ms)
     local key = P_JOB .. id
-    redis.call('HSET', key, 'id', id, 'q', queue, 'n', name, 'p', ARGV[i + 1], 'pr', priority, 'ra', at,
-      'a', 0, 'ma', max_attempts, 'c', NOW, 'u', NOW)
+    local ready = at <= NOW
+    redis.call('HSET', key, 'id', id, 'q', queue, 'n', name, 'p', ARGV[i + 1], 's', ready and 'ready' or 'scheduled',
+      'pr', priority, 'ra', at, 'a', 0, 'ma', max_attempts, 'c', NOW, 'u', NOW)
     if timeout_ms ~= '' then redis.call('HSET', key, 'to', timeout_ms) end
     if unique_key ~= '' then
       redis.call('HSET', key, 'uk', unique_key)
       redis.call('HSET', K_UNIQUE, unique_key, id)
     end
     redis.call('ZADD', K_JOBS, id, id)
-    put_back(key, id, queue, priority, at)
+    if ready then add_ready(queue, priority, at, id) else add_scheduled(queue, at, id) end
     if not known_queue[queue] then
       known_queue[queue] = true
       redis.call('SADD', K_QUEUES, queue)

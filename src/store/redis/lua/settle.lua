@@ -23,17 +23,16 @@ local function settle_items(i)
       local queue = job[3]
       redis.call('HDEL', key, 'lt', 'le', 'w')
       redis.call('ZREM', K_ACTIVE, id)
-      redis.call('HSET', key, 'u', NOW)
       if kind == 'completed' then
-        redis.call('HSET', key, 's', 'completed', 'f', NOW)
+        redis.call('HSET', key, 's', 'completed', 'f', NOW, 'u', NOW)
         if data ~= '' then redis.call('HSET', key, 'r', data) else redis.call('HDEL', key, 'r') end
         redis.call('ZADD', P_COMPLETED .. queue, NOW, id)
       elseif kind == 'dead' then
-        redis.call('HSET', key, 's', 'dead', 'e', data, 'f', NOW)
+        redis.call('HSET', key, 's', 'dead', 'e', data, 'f', NOW, 'u', NOW)
         redis.call('ZADD', P_DEAD .. queue, NOW, id)
       else
         local at = tonumber(run_at)
-        redis.call('HSET', key, 'ra', at)
+        redis.call('HSET', key, 'ra', at, 'u', NOW)
         if kind == 'retry' then
           redis.call('HSET', key, 'e', data)
         else
