@@ -5,6 +5,7 @@
  *
  * When the server is unreachable, tests fail if CI is 'true' and are skipped visibly otherwise.
  */
+import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -118,6 +119,16 @@ export function redisHarness(tag: string): CreateHarness {
       throw error
     }
   }
+}
+
+/**
+ * `{}` when the `redis-server` binary runs here, else `{ skip: reason }` for a test that needs a
+ * server of its own; under CI=true a missing binary is not skipped (the test fails instead).
+ */
+export function ownServerOptions(): { skip?: string } {
+  const probe = spawnSync('redis-server', ['--version'], { encoding: 'utf8' })
+  if (probe.status === 0 || process.env.CI === 'true') return {}
+  return { skip: `the redis-server binary is not available (${probe.error?.message ?? probe.stderr})` }
 }
 
 /**

@@ -12,6 +12,7 @@ import { RedisStore } from '../../src/redis.js'
 import {
   dropNamespace,
   openTestStore,
+  ownServerOptions,
   startOwnRedisServer,
   TEST_REDIS_URL,
   uniqueNamespace,
@@ -57,36 +58,40 @@ await whenRedisReachable(() => {
       assert.equal(done.id, id)
     })
 
-    it('runs a job enqueued after redis-server was killed and started again', async (t) => {
-      const server = await startOwnRedisServer({ appendfsync: 'always' })
-      defer(t, () => server.close())
-      const store = await RedisStore.open({ url: server.url, namespace: 'restart', onWarning: () => {} })
-      defer(t, () => store.close())
-      const { worker } = await startWorker(t, {
-        store,
-        handlers: { [JOB]: async () => {} },
-        queues: ['default'],
-      })
-      const before = waitForEvent(worker, 'job:completed', () => true, 5000)
-      const first = await RedisStore.open({ url: server.url, namespace: 'restart', onWarning: () => {} })
-      defer(t, () => first.close())
-      const client = createClient({ store: first })
-      defer(t, () => client.close())
-      await client.enqueue(JOB, { before: true })
-      await before
+    it(
+      'runs a job enqueued after redis-server was killed and started again',
+      ownServerOptions(),
+      async (t) => {
+        const server = await startOwnRedisServer({ appendfsync: 'always' })
+        defer(t, () => server.close())
+        const store = await RedisStore.open({ url: server.url, namespace: 'restart', onWarning: () => {} })
+        defer(t, () => store.close())
+        const { worker } = await startWorker(t, {
+          store,
+          handlers: { [JOB]: async () => {} },
+          queues: ['default'],
+        })
+        const before = waitForEvent(worker, 'job:completed', () => true, 5000)
+        const first = await RedisStore.open({ url: server.url, namespace: 'restart', onWarning: () => {} })
+        defer(t, () => first.close())
+        const client = createClient({ store: first })
+        defer(t, () => client.close())
+        await client.enqueue(JOB, { before: true })
+        await before
 
-      await server.kill()
-      await sleep(300)
-      await server.start()
+        await server.kill()
+        await sleep(300)
+        await server.start()
 
-      const producer = await RedisStore.open({ url: server.url, namespace: 'restart', onWarning: () => {} })
-      defer(t, () => producer.close())
-      const completed = waitForEvent(worker, 'job:completed', () => true, 15_000)
-      const id = (await producer.enqueue({ jobs: [job()] }))[0]!.id
-      const [done] = await completed
-      assert.equal(done.id, id)
-      assert.equal((await producer.getJob(id))?.state, 'completed')
-    })
+        const producer = await RedisStore.open({ url: server.url, namespace: 'restart', onWarning: () => {} })
+        defer(t, () => producer.close())
+        const completed = waitForEvent(worker, 'job:completed', () => true, 15_000)
+        const id = (await producer.enqueue({ jobs: [job()] }))[0]!.id
+        const [done] = await completed
+        assert.equal(done.id, id)
+        assert.equal((await producer.getJob(id))?.state, 'completed')
+      },
+    )
   })
 })
 
