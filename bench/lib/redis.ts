@@ -36,7 +36,8 @@ export interface RedisBench {
 
 /** A store on `namespace` of the server, with a producer client. */
 export async function openRedisBench(server: OwnRedisServer, namespace: string): Promise<RedisBench> {
-  const store = await RedisStore.open({ url: server.url, namespace })
+  // REDIS_BENCH_SETUP says how the server runs; redis-claim turns fsync off on purpose.
+  const store = await RedisStore.open({ url: server.url, namespace, onWarning: () => {} })
   const client = createClient({ store })
   return {
     store,

@@ -642,9 +642,13 @@ export class RedisStore implements Store {
       warn(
         'Redis runs without an append-only file (appendonly no): jobs acknowledged since its last snapshot are lost if the server crashes or restarts. Set appendonly yes and appendfsync always (docs/backends.md)',
       )
+    } else if (config.appendfsync === 'everysec') {
+      warn(
+        'Redis syncs its append-only file once a second (appendfsync everysec): jobs acknowledged in the last second or two can be lost if the machine crashes, or the server when its disk is slow. Set appendfsync always (docs/backends.md)',
+      )
     } else if (config.appendfsync !== 'always') {
       warn(
-        `Redis syncs its append-only file with appendfsync ${config.appendfsync}, not always: jobs acknowledged in the last second or two can be lost if the server or the machine crashes. Set appendfsync always (docs/backends.md)`,
+        `Redis leaves syncing its append-only file to the OS (appendfsync ${config.appendfsync}): jobs acknowledged in the last half minute or so can be lost if the machine crashes or loses power. Set appendfsync always (docs/backends.md)`,
       )
     }
     if (
