@@ -9,6 +9,11 @@ import { postgresClaimScenario } from '../scenarios/postgres-claim.js'
 import { postgresEnqueueScenario } from '../scenarios/postgres-enqueue.js'
 import { postgresThroughputScenario } from '../scenarios/postgres-throughput.js'
 import { postgresWakeScenario } from '../scenarios/postgres-wake.js'
+import { redisClaimScenario } from '../scenarios/redis-claim.js'
+import { redisEnqueueScenario } from '../scenarios/redis-enqueue.js'
+import { redisMemoryScenario } from '../scenarios/redis-memory.js'
+import { redisThroughputScenario } from '../scenarios/redis-throughput.js'
+import { redisWakeScenario } from '../scenarios/redis-wake.js'
 import { strategyOverheadScenario } from '../scenarios/strategy-overhead.js'
 import { supervisorCpuScenario } from '../scenarios/supervisor-cpu.js'
 import { wakeLatencyScenario } from '../scenarios/wake-latency.js'
@@ -32,4 +37,9 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   postgresThroughputScenario,
   postgresWakeScenario,
   postgresClaimScenario,
+  redisEnqueueScenario,
+  redisThroughputScenario,
+  redisClaimScenario,
+  redisWakeScenario,
+  redisMemoryScenario,
 ]

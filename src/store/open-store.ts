@@ -8,6 +8,7 @@ export const DEFAULT_STORE_URL = 'sqlite:./ferry.db'
  * - `sqlite:./path/to.db` or `sqlite:///absolute/path.db`; `?durability=normal` relaxes fsync
  * - `postgres://user:password@host:5432/database` (or `postgresql://`); `?schema=ferry` names the
  *   schema, `?poolSize=10` the connections; other parameters go to the pg driver
+ * - `redis://host:6379/0` or `rediss://…` (TLS); `?namespace=name` keeps several Ferrys apart
  */
 export async function openStore(url: string = DEFAULT_STORE_URL): Promise<Store> {
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase()
@@ -21,11 +22,16 @@ export async function openStore(url: string = DEFAULT_STORE_URL): Promise<Store>
       const { PostgresStore, parsePostgresUrl } = await import('./postgres/postgres-store.js')
       return PostgresStore.open(parsePostgresUrl(url))
     }
+    case 'redis':
+    case 'rediss': {
+      const { RedisStore, parseRedisUrl } = await import('./redis/redis-store.js')
+      return RedisStore.open(parseRedisUrl(url))
+    }
     default:
       throw new ValidationError(
         'invalid_option',
         'store',
-        `"${url}" is not a store URL Ferry knows (use sqlite:./ferry.db or postgres://host/database)`,
+        `"${url}" is not a store URL Ferry knows (use sqlite:./ferry.db, postgres://host/database or redis://host:6379)`,
       )
   }
 }

@@ -1,0 +1,67 @@
+import { ValidationError } from '../../core/errors.js'
+
+/** A namespace: the part of every key that keeps one Ferry's data apart from another's. */
+export const NAMESPACE_PATTERN = /^[A-Za-z0-9._-]{1,64}$/
+export const DEFAULT_NAMESPACE = 'default'
+
+/**
+ * Every Redis key name of one Ferry namespace, and the only place they are spelled. All share the
+ * hash tag `{namespace}`, so they live in one slot and the scripts work on Redis Cluster. The
+ * scripts get them in one fixed layout (`scriptKeys`, then `scriptPrefixes` as their first ARGV:
+ * lua/prelude.lua) and only ever append an id or a queue name to a prefix.
+ */
+export interface RedisKeys {
+  readonly namespace: string
+  /** KEYS of every script, in prelude.lua's order. */
+  readonly scriptKeys: readonly string[]
+  /** ARGV 1-6 of every script, in prelude.lua's order: key prefixes, then the wake channel. */
+  readonly scriptPrefixes: readonly string[]
+  /** The pub/sub channel for wake-ups. */
+  readonly channel: string
+  readonly stop: string
+  readonly schema: string
+  /** The hash of one job. */
+  job(id: string): string
+  /** Every key of the namespace, for SCAN MATCH (tests clean up with it). */
+  readonly pattern: string
+}
+
+export function redisKeys(namespace: string = DEFAULT_NAMESPACE): RedisKeys {
+  if (typeof namespace !== 'string' || !NAMESPACE_PATTERN.test(namespace)) {
+    throw new ValidationError(
+      'invalid_option',
+      'namespace',
+      `must match ${NAMESPACE_PATTERN.source} (got ${JSON.stringify(namespace)})`,
+    )
+  }
+  const root = `ferry:{${namespace}}:`
+  const key = (name: string): string => root + name
+  const jobPrefix = key('job:')
+  return {
+    namespace,
+    scriptKeys: [
+      key('id'),
+      key('jobs'),
+      key('active'),
+      key('queues'),
+      key('unique'),
+      key('stop'),
+      key('schema'),
+      key('has-ready'),
+      key('has-scheduled'),
+    ],
+    scriptPrefixes: [
+      jobPrefix,
+      key('ready:'),
+      key('scheduled:'),
+      key('completed:'),
+      key('dead:'),
+      key('wake'),
+    ],
+    channel: key('wake'),
+    stop: key('stop'),
+    schema: key('schema'),
+    job: (id) => jobPrefix + id,
+    pattern: `ferry:{${namespace}}:*`,
+  }
+}

@@ -1,0 +1,30 @@
+-- cancel: a job that has not finished ends as dead. An active job's lease is revoked, so its
+-- worker's next renew or settle reports lease lost.
+-- KEYS, ARGV 1-7: the common layout (prelude.lua).
+-- ARGV FIRST: the error JSON to store; then the ids.
+-- Returns: how many jobs were cancelled.
+local count = 0
+for i = FIRST + 1, #ARGV do
+  local id, key = ARGV[i], P_JOB .. ARGV[i]
+  local job = redis.call('HMGET', key, 's', 'q', 'pr', 'ra')
+  local state, queue = job[1], job[2]
+  local was_open = true
+  if state == 'scheduled' then
+    redis.call('ZREM', P_SCHEDULED .. queue, id)
+    if redis.call('ZCARD', P_SCHEDULED .. queue) == 0 then redis.call('SREM', K_HAS_SCHEDULED, queue) end
+  elseif state == 'ready' then
+    redis.call('ZREM', P_READY .. queue, ready_member(job[4], id))
+    if redis.call('ZCARD', P_READY .. queue) == 0 then redis.call('SREM', K_HAS_READY, queue) end
+  elseif state == 'active' then
+    redis.call('ZREM', K_ACTIVE, id)
+  else
+    was_open = false
+  end
+  if was_open then
+    redis.call('HDEL', key, 'lt', 'le', 'w')
+    redis.call('HSET', key, 's', 'dead', 'e', ARGV[FIRST], 'f', NOW, 'u', NOW)
+    redis.call('ZADD', P_DEAD .. queue, NOW, id)
+    count = count + 1
+  end
+end
+return count

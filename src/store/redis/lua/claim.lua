@@ -1,0 +1,74 @@
+-- claim: takes up to `limit` jobs across the named queues in strict queue order, then priority
+-- (higher first), then runAt, then id, and leases them: one call, one round trip, whatever the
+-- number of queues. Due scheduled jobs of those queues are promoted first (at most PROMOTE_MAX
+-- per queue per call), so they take their place in line.
+-- Used alone (SCRIPT 'claim') and after settle.lua in settle-and-claim.lua.
+-- KEYS, ARGV 1-7: the common layout (prelude.lua).
+-- ARGV (from the index given to claim_jobs): limit, leaseMs, workerId, lease token base (random,
+--   from the client: each job's token is base.n), queue count, then the queues in order.
+-- Returns (alone): { now, job1, job2, ... }, each job its hash as HGETALL gives it, in claim order.
+-- Cost: two SMISMEMBER over all the queues (the may-hold-jobs flags, prelude.lua), then work only
+--   on the flagged queues: a ZRANGEBYSCORE on the scheduled zset, a ZPOPMIN on the ready zset
+--   (O(log n + taken)). Without the flags an empty queue cost two calls inside the script: a claim
+--   over 100 queues (only the last with jobs) took 1.0 ms against 0.37 ms over 1 queue; with them
+--   0.27 ms against 0.26 ms (p50 of 500 claims, shared Redis without AOF, machine load 15).
+local PROMOTE_MAX = 1000
+
+local function claim_jobs(i)
+  local limit, lease_ms, worker_id, token_base = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), ARGV[i + 2], ARGV[i + 3]
+  local queue_count = tonumber(ARGV[i + 4])
+  local queues = {}
+  for n = 1, queue_count do queues[n] = ARGV[i + 4 + n] end
+
+  -- Which queues may hold jobs: two set lookups for all of them, so an empty queue costs nothing more.
+  local has_ready = redis.call('SMISMEMBER', K_HAS_READY, unpack(queues))
+  local has_scheduled = redis.call('SMISMEMBER', K_HAS_SCHEDULED, unpack(queues))
+
+  for n, queue in ipairs(queues) do
+    if has_scheduled[n] == 1 then
+      local scheduled = P_SCHEDULED .. queue
+      local due = redis.call('ZRANGEBYSCORE', scheduled, '-inf', NOW, 'LIMIT', 0, PROMOTE_MAX)
+      for _, id in ipairs(due) do
+        local key = P_JOB .. id
+        local job = redis.call('HMGET', key, 'pr', 'ra')
+        if job[1] then
+          redis.call('HSET', key, 's', 'ready', 'u', NOW)
+          add_ready(queue, job[1], job[2], id)
+          has_ready[n] = 1
+        end
+      end
+      if #due > 0 then
+        redis.call('ZREM', scheduled, unpack(due))
+        if redis.call('ZCARD', scheduled) == 0 then redis.call('SREM', K_HAS_SCHEDULED, queue) end
+      end
+    end
+  end
+
+  local lease_expires_at = NOW + lease_ms
+  local claimed = {}
+  for n, queue in ipairs(queues) do
+    local left = limit - #claimed
+    if left <= 0 then break end
+    if has_ready[n] == 1 then
+      local popped = redis.call('ZPOPMIN', P_READY .. queue, left)
+      -- Fewer than asked: the queue is empty now.
+      if #popped < 2 * left then redis.call('SREM', K_HAS_READY, queue) end
+      for m = 1, #popped, 2 do
+        local id = id_of_member(popped[m])
+        local key = P_JOB .. id
+        redis.call('HINCRBY', key, 'a', 1)
+        redis.call('HSET', key, 's', 'active', 'lt', token_base .. '.' .. (#claimed + 1),
+          'le', lease_expires_at, 'w', worker_id, 'u', NOW)
+        redis.call('ZADD', K_ACTIVE, lease_expires_at, id)
+        claimed[#claimed + 1] = redis.call('HGETALL', key)
+      end
+    end
+  end
+  return claimed
+end
+
+if SCRIPT == 'claim' then
+  local claimed = claim_jobs(FIRST)
+  table.insert(claimed, 1, NOW)
+  return claimed
+end

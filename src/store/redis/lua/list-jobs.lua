@@ -1,0 +1,26 @@
+-- listJobs: newest first, optionally one state and/or one queue, keyset-paged by id. Read only.
+-- Walks the jobs index down from the cursor and filters; it stops after `budget` jobs looked at,
+-- so a filter that matches rarely costs bounded time per call (the page is then short, and its
+-- cursor resumes the walk).
+-- KEYS, ARGV 1-7: the common layout (prelude.lua).
+-- ARGV FIRST: state or '', queue or '', cursor (list ids below it) or '', limit, budget.
+-- Returns: { {job hash (HGETALL), ...} (up to limit + 1), resume id ('' when the walk ended) }.
+local state, queue, cursor = ARGV[FIRST], ARGV[FIRST + 1], ARGV[FIRST + 2]
+local limit, budget = tonumber(ARGV[FIRST + 3]), tonumber(ARGV[FIRST + 4])
+local max = cursor ~= '' and ('(' .. cursor) or '+inf'
+local jobs, looked = {}, 0
+while looked < budget do
+  local ids = redis.call('ZREVRANGEBYSCORE', K_JOBS, max, '-inf', 'LIMIT', 0, math.min(100, budget - looked))
+  if #ids == 0 then return { jobs, '' } end
+  for _, id in ipairs(ids) do
+    looked = looked + 1
+    local key = P_JOB .. id
+    local job = redis.call('HMGET', key, 's', 'q')
+    if (state == '' or job[1] == state) and (queue == '' or job[2] == queue) then
+      jobs[#jobs + 1] = redis.call('HGETALL', key)
+      if #jobs > limit then return { jobs, '' } end
+    end
+    max = '(' .. id
+  end
+end
+return { jobs, string.sub(max, 2) }

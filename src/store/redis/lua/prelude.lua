@@ -1,0 +1,88 @@
+-- prelude: put in front of every Ferry script (RedisStore composes them), after a first line that
+-- sets SCRIPT to the script's name. It names the key layout every script shares, so no script
+-- spells a key name: keys.ts builds them all and passes them in the same order every time.
+-- KEYS (all under the namespace's hash tag, so one cluster slot):
+--   1 id counter (string, INCR)          2 jobs index (zset id -> id, for listJobs)
+--   3 active (zset leaseExpiresAt -> id) 4 queues (set of queue names)
+--   5 unique keys (hash uniqueKey -> id) 6 stop (string, epoch ms)   7 schema version (string)
+--   8 queues whose ready zset may hold jobs (set)   9 queues whose scheduled zset may hold jobs (set)
+--   (8 and 9 let a claim over many queues skip the empty ones with one SMISMEMBER each: a flag is
+--   set whenever a job goes in, and cleared when a claim or a cancel finds the zset empty)
+-- ARGV 1-6: prefixes of the per-job and per-queue keys, completed by an id or a queue name:
+--   1 job (hash), 2 ready (zset), 3 scheduled (zset runAt -> id), 4 completed (zset finishedAt ->
+--   id), 5 dead (zset finishedAt -> id); 6 the wake channel (pub/sub)
+-- ARGV 7: now (epoch ms), or '' to use the server's clock (TIME), one clock for every host.
+-- The script's own ARGV start at FIRST (8).
+-- Job hash fields: id, q queue, n name, p payload (JSON text), s state, pr priority, ra runAt,
+--   a attempts, ma maxAttempts, to timeoutMs, uk uniqueKey, lt lease token, le leaseExpiresAt,
+--   w workerId, e lastError (JSON), r result (JSON), c createdAt, u updatedAt, f finishedAt.
+--   A null is an absent field.
+-- Ready zsets: score -priority, member the zero-padded runAt then the zero-padded id, so ZPOPMIN
+--   takes the highest priority, then the earliest runAt, then the lowest id (equal scores sort by
+--   member). Queue names ([A-Za-z0-9._:-]) and ids (digits) are checked by the store before they
+--   reach a key.
+local K_ID, K_JOBS, K_ACTIVE, K_QUEUES, K_UNIQUE, K_STOP, K_SCHEMA, K_HAS_READY, K_HAS_SCHEDULED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+local P_JOB, P_READY, P_SCHEDULED, P_COMPLETED, P_DEAD, CHANNEL =
+  ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local NOW = tonumber(ARGV[7])
+if NOW == nil then
+  local time = redis.call('TIME')
+  NOW = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
+local FIRST = 8
+
+local function ready_member(run_at, id)
+  return string.format('%016d%016d', math.max(tonumber(run_at), 0), tonumber(id))
+end
+
+local function id_of_member(member)
+  return string.match(member, '^0*(%d+)$', 17)
+end
+
+-- Wake-ups, published once per queue at the end of a script (publish_wakes): 'r<queue>' when a
+-- job became ready, 's<runAt> <queue>' for the earliest new scheduled job of a queue.
+local ready_queues, due_at = {}, {}
+local function wake_ready(queue)
+  ready_queues[queue] = true
+end
+local function wake_due(queue, run_at)
+  if due_at[queue] == nil or run_at < due_at[queue] then due_at[queue] = run_at end
+end
+local function publish_wakes()
+  for queue in pairs(ready_queues) do redis.call('PUBLISH', CHANNEL, 'r' .. queue) end
+  for queue, at in pairs(due_at) do
+    redis.call('PUBLISH', CHANNEL, 's' .. string.format('%d', at) .. ' ' .. queue)
+  end
+end
+
+-- Adds a job to a queue's ready zset, flagging the queue (once per script) and waking its waiters.
+local flagged_ready, flagged_scheduled = {}, {}
+local function add_ready(queue, priority, run_at, id)
+  redis.call('ZADD', P_READY .. queue, -tonumber(priority), ready_member(run_at, id))
+  if not flagged_ready[queue] then
+    flagged_ready[queue] = true
+    redis.call('SADD', K_HAS_READY, queue)
+  end
+  wake_ready(queue)
+end
+
+local function add_scheduled(queue, run_at, id)
+  redis.call('ZADD', P_SCHEDULED .. queue, run_at, id)
+  if not flagged_scheduled[queue] then
+    flagged_scheduled[queue] = true
+    redis.call('SADD', K_HAS_SCHEDULED, queue)
+  end
+  wake_due(queue, run_at)
+end
+
+-- Puts a job back in line as ready (run_at <= NOW) or scheduled, by its hash fields.
+local function put_back(key, id, queue, priority, run_at)
+  if run_at <= NOW then
+    redis.call('HSET', key, 's', 'ready')
+    add_ready(queue, priority, run_at, id)
+  else
+    redis.call('HSET', key, 's', 'scheduled')
+    add_scheduled(queue, run_at, id)
+  end
+end

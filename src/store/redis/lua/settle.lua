@@ -1,0 +1,53 @@
+-- settle: applies a batch of settlements, each fenced by its lease token: an item whose job is not
+-- active under that token changes nothing and reports lease lost.
+-- Used alone (SCRIPT 'settle') and before claim.lua in settle-and-claim.lua.
+-- KEYS, ARGV 1-7: the common layout (prelude.lua).
+-- ARGV (from the index given to settle_items): item count, then five per item:
+--   kind ('completed'|'retry'|'snoozed'|'dead'), id, lease token,
+--   runAt (retry, snoozed; else ''), data (completed: result JSON or '' for none; retry, dead:
+--   the error JSON; snoozed: '')
+-- Returns (alone): { 1 (ok) | 0 (lease lost), ... } in input order.
+-- Publishes: 'r<queue>' / 's<runAt> <queue>' for jobs put back in line.
+local function settle_items(i)
+  local count = tonumber(ARGV[i])
+  local results = {}
+  i = i + 1
+  for n = 1, count do
+    local kind, id, token, run_at, data = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
+    i = i + 5
+    local key = P_JOB .. id
+    local job = redis.call('HMGET', key, 's', 'lt', 'q', 'pr')
+    if job[1] ~= 'active' or job[2] ~= token then
+      results[n] = 0
+    else
+      local queue = job[3]
+      redis.call('HDEL', key, 'lt', 'le', 'w')
+      redis.call('ZREM', K_ACTIVE, id)
+      if kind == 'completed' then
+        redis.call('HSET', key, 's', 'completed', 'f', NOW, 'u', NOW)
+        if data ~= '' then redis.call('HSET', key, 'r', data) else redis.call('HDEL', key, 'r') end
+        redis.call('ZADD', P_COMPLETED .. queue, NOW, id)
+      elseif kind == 'dead' then
+        redis.call('HSET', key, 's', 'dead', 'e', data, 'f', NOW, 'u', NOW)
+        redis.call('ZADD', P_DEAD .. queue, NOW, id)
+      else
+        local at = tonumber(run_at)
+        redis.call('HSET', key, 'ra', at, 'u', NOW)
+        if kind == 'retry' then
+          redis.call('HSET', key, 'e', data)
+        else
+          redis.call('HINCRBY', key, 'a', -1)
+        end
+        put_back(key, id, queue, job[4], at)
+      end
+      results[n] = 1
+    end
+  end
+  return results, i
+end
+
+if SCRIPT == 'settle' then
+  local results = settle_items(FIRST)
+  publish_wakes()
+  return results
+end

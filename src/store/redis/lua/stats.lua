@@ -1,0 +1,29 @@
+-- stats: jobs per queue and state (scheduled jobs already due count as ready), and the jobs that
+-- completed or went dead within the recent window. Read only.
+-- KEYS, ARGV 1-7: the common layout (prelude.lua).
+-- ARGV FIRST: the recent window (ms).
+-- Returns: { queue, ready, scheduled, active, completed, dead, recentCompleted, recentDead, ... }
+--   for every known queue (the store drops queues with no jobs).
+-- Cost: a few O(log n) counts per queue, plus one HGET per active job (bounded by the workers'
+--   concurrency) to count them per queue.
+local since = NOW - tonumber(ARGV[FIRST])
+local active = {}
+for _, id in ipairs(redis.call('ZRANGE', K_ACTIVE, 0, -1)) do
+  local queue = redis.call('HGET', P_JOB .. id, 'q')
+  if queue then active[queue] = (active[queue] or 0) + 1 end
+end
+local rows = {}
+for _, queue in ipairs(redis.call('SMEMBERS', K_QUEUES)) do
+  local scheduled = redis.call('ZCARD', P_SCHEDULED .. queue)
+  local due = redis.call('ZCOUNT', P_SCHEDULED .. queue, '-inf', NOW)
+  local completed, dead = P_COMPLETED .. queue, P_DEAD .. queue
+  rows[#rows + 1] = queue
+  rows[#rows + 1] = redis.call('ZCARD', P_READY .. queue) + due
+  rows[#rows + 1] = scheduled - due
+  rows[#rows + 1] = active[queue] or 0
+  rows[#rows + 1] = redis.call('ZCARD', completed)
+  rows[#rows + 1] = redis.call('ZCARD', dead)
+  rows[#rows + 1] = redis.call('ZCOUNT', completed, since, '+inf')
+  rows[#rows + 1] = redis.call('ZCOUNT', dead, since, '+inf')
+end
+return rows

@@ -1,0 +1,19 @@
+-- waitForWork: run once the waiter is registered and subscribed. Is work waiting on these queues
+-- already (a ready job, or a scheduled one that is due)? Else, when is the next scheduled job of
+-- these queues due? Read only.
+-- KEYS, ARGV 1-7: the common layout (prelude.lua).
+-- ARGV FIRST..: the queues.
+-- Returns: { now, 1 if work is waiting else 0, the earliest runAt of a scheduled job or '', the
+--   stop key (the store compares it with the last it knew of, to catch a stop request) }.
+local stop = redis.call('GET', K_STOP)
+local next_due = nil
+for i = FIRST, #ARGV do
+  if redis.call('ZCARD', P_READY .. ARGV[i]) > 0 then return { NOW, 1, '', stop } end
+  local first = redis.call('ZRANGE', P_SCHEDULED .. ARGV[i], 0, 0, 'WITHSCORES')
+  if first[2] then
+    local at = tonumber(first[2])
+    if at <= NOW then return { NOW, 1, '', stop } end
+    if next_due == nil or at < next_due then next_due = at end
+  end
+end
+return { NOW, 0, next_due and string.format('%d', next_due) or '', stop }

@@ -1,0 +1,150 @@
+/**
+ * Redis for tests: the server in FERRY_TEST_REDIS_URL (default redis://127.0.0.1:6379), shared by
+ * every test file and every other user of it. Isolation is by namespace: each harness gets a
+ * namespace of its own and deletes its keys (SCAN MATCH + UNLINK) when it closes. Never FLUSHDB.
+ *
+ * When the server is unreachable, tests fail if CI is 'true' and are skipped visibly otherwise.
+ */
+import { spawnSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { it } from 'node:test'
+import { Redis } from 'ioredis'
+
+import { startRedisServer, type OwnRedisServer } from '../../bench/lib/redis-server.js'
+import { RedisStore, type RedisStoreOptions } from '../../src/redis.js'
+import type { Store } from '../../src/store/store.js'
+import type { CreateHarness, StoreHarness } from './store-harness.js'
+
+export type { OwnRedisServer }
+
+export const TEST_REDIS_URL = process.env.FERRY_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
+
+let reachable: Promise<string | null> | null = null
+
+/** Null when the test server answers PING, else why not. */
+export function redisUnreachableReason(): Promise<string | null> {
+  reachable ??= (async () => {
+    const redis = new Redis(TEST_REDIS_URL, {
+      lazyConnect: true,
+      retryStrategy: () => null,
+      connectTimeout: 2000,
+    })
+    redis.on('error', () => {})
+    try {
+      await redis.connect()
+      await redis.ping()
+      return null
+    } catch (error) {
+      return `Redis at ${TEST_REDIS_URL} is unreachable (${error instanceof Error ? error.message : String(error)})`
+    } finally {
+      redis.disconnect()
+    }
+  })()
+  return reachable
+}
+
+/**
+ * Runs `define` (which declares the file's tests) when Redis is reachable. Otherwise declares one
+ * test that fails under CI=true and is skipped, with the reason, elsewhere.
+ */
+export async function whenRedisReachable(define: () => void): Promise<void> {
+  const reason = await redisUnreachableReason()
+  if (reason === null) {
+    define()
+    return
+  }
+  if (process.env.CI === 'true') {
+    it('needs Redis (CI=true: an unreachable Redis fails the run)', () => {
+      throw new Error(reason)
+    })
+  } else {
+    it('needs Redis', { skip: reason }, () => {})
+  }
+}
+
+/** A namespace no other test run uses: tag, process id and random bits. */
+export function uniqueNamespace(tag: string): string {
+  return `test-${tag}-${process.pid}-${randomBytes(4).toString('hex')}`
+}
+
+/** Deletes every key of the namespace (only those). */
+export async function dropNamespace(namespace: string, url = TEST_REDIS_URL): Promise<void> {
+  const redis = new Redis(url, { disconnectTimeout: 10 })
+  redis.on('error', () => {})
+  try {
+    const pattern = `ferry:{${namespace}}:*`
+    let cursor = '0'
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000)
+      cursor = next
+      if (keys.length > 0) await redis.unlink(...keys)
+    } while (cursor !== '0')
+  } finally {
+    redis.disconnect()
+  }
+}
+
+export function openTestStore(namespace: string, options: RedisStoreOptions = {}): Promise<RedisStore> {
+  return RedisStore.open({ url: TEST_REDIS_URL, namespace, onWarning: () => {}, ...options })
+}
+
+/** A fresh namespace per harness; peers open the same namespace as another process would. */
+export function redisHarness(tag: string): CreateHarness {
+  return async (): Promise<StoreHarness> => {
+    const namespace = uniqueNamespace(tag)
+    const opened: Store[] = []
+    const cleanUp = async (): Promise<void> => {
+      const closing = await Promise.allSettled(opened.map((s) => s.close()))
+      await dropNamespace(namespace)
+      const failed = closing.find((r) => r.status === 'rejected')
+      if (failed) throw failed.reason
+    }
+    try {
+      const store = await openTestStore(namespace)
+      opened.push(store)
+      return {
+        store,
+        async openPeer() {
+          const peer = await openTestStore(namespace)
+          opened.push(peer)
+          return peer
+        },
+        close: cleanUp,
+      }
+    } catch (error) {
+      await cleanUp().catch(() => {})
+      throw error
+    }
+  }
+}
+
+/**
+ * `{}` when the `redis-server` binary runs here, else `{ skip: reason }` for a test that needs a
+ * server of its own; under CI=true a missing binary is not skipped (the test fails instead).
+ */
+export function ownServerOptions(): { skip?: string } {
+  const probe = spawnSync('redis-server', ['--version'], { encoding: 'utf8' })
+  if (probe.status === 0 || process.env.CI === 'true') return {}
+  return { skip: `the redis-server binary is not available (${probe.error?.message ?? probe.stderr})` }
+}
+
+/**
+ * A redis-server of the test's own (bench/lib/redis-server.ts) in a temp directory, with AOF and
+ * appendfsync always unless asked otherwise; `close()` stops it and removes the directory.
+ */
+export async function startOwnRedisServer(
+  options: { appendfsync?: 'always' | 'everysec' | 'no'; appendonly?: boolean } = {},
+): Promise<OwnRedisServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'ferry-redis-'))
+  const server = await startRedisServer({ ...options, dir })
+  return {
+    ...server,
+    async close() {
+      await server.close()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
