@@ -197,6 +197,13 @@ describe('normalizeJob', () => {
     assert.equal(withOptions({ uniqueKey: 'k'.repeat(255) }).uniqueKey, 'k'.repeat(255))
   })
 
+  test('rejects a uniqueKey with U+0000 or a lone surrogate, which no store could keep as written', () => {
+    for (const uniqueKey of ['a\u0000b', 'x\ud800', '\udc00y']) {
+      throwsValidation(() => withOptions({ uniqueKey }), 'invalid_unique_key', 'uniqueKey')
+    }
+    assert.equal(withOptions({ uniqueKey: 'émoji 🚢 ok' }).uniqueKey, 'émoji 🚢 ok')
+  })
+
   test('rejects an unknown option key with invalid_option naming it', () => {
     const error = throwsValidation(() => withOptions({ priorty: 5 }), 'invalid_option', 'priorty')
     assert.match(error.message, /^priorty: unknown option/)

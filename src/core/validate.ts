@@ -156,12 +156,23 @@ export function assertQueueList(value: unknown, field = 'queues'): asserts value
   })
 }
 
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+
 function assertUniqueKey(value: unknown, field: string): void {
   if (typeof value !== 'string' || value.length === 0 || value.length > UNIQUE_KEY_MAX_LENGTH) {
     throw new ValidationError(
       'invalid_unique_key',
       field,
       `must be a string of 1 to ${UNIQUE_KEY_MAX_LENGTH} characters (got ${describe(value)})`,
+    )
+  }
+  // A key must mean the same in every store: PostgreSQL text cannot hold U+0000, and a lone
+  // surrogate has no UTF-8 form (the driver would send U+FFFD, so two different keys would meet).
+  if (value.includes('\u0000') || LONE_SURROGATE.test(value)) {
+    throw new ValidationError(
+      'invalid_unique_key',
+      field,
+      'must not contain U+0000 or a lone surrogate (it could not be stored as written)',
     )
   }
 }

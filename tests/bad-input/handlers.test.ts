@@ -113,7 +113,7 @@ ISOLATED.fork.push(timedOutAndKilled, exited, killedItself, ranOutOfMemory)
 const STRATEGIES: ExecutionStrategy[] = ['inline', 'threads', 'processes', 'fork']
 
 for (const storeUnderTest of STORES) {
-  describe(`bad handlers on ${storeUnderTest.name}`, () => {
+  describe(`bad handlers on ${storeUnderTest.name}`, { skip: storeUnderTest.skip }, () => {
     for (const strategy of STRATEGIES) {
       const expectations = [...SURVIVABLE, ...(strategy === 'inline' ? [] : ISOLATED[strategy])]
       test(`under ${strategy}, each bad handler's job ends dead with its cause, and the worker runs the next job`, async (t) => {

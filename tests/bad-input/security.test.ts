@@ -5,7 +5,7 @@
  * from its own configuration, never from anything in a job.
  */
 import assert from 'node:assert/strict'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
@@ -36,22 +36,28 @@ const INJECTIONS = [
   '{ferry}:jobs',
 ]
 
+/** A unique key may not hold U+0000 (validation refuses it: PostgreSQL text cannot store it), so keys drop it. */
+const keyFor = (text: string): string => text.replaceAll('\u0000', '')
 const EVIL_MODULE = fileURLToPath(new URL('./evil-module.mjs', import.meta.url))
 const BAD_HANDLERS = fileURLToPath(new URL('./bad-handlers.mjs', import.meta.url))
 
 for (const storeUnderTest of STORES) {
-  describe(`security on ${storeUnderTest.name}`, () => {
+  describe(`security on ${storeUnderTest.name}`, { skip: storeUnderTest.skip }, () => {
     test('injection strings in payloads, unique keys and results are stored and read back as plain data', async (t) => {
       const { store } = await freshStore(t, storeUnderTest)
       const client = createClient({ store })
       const ids: string[] = []
       for (const text of INJECTIONS) {
-        const { id } = await client.enqueue('ok', { text, nested: { [text]: [text] } }, { uniqueKey: text })
+        const { id } = await client.enqueue(
+          'ok',
+          { text, nested: { [text]: [text] } },
+          { uniqueKey: keyFor(text) },
+        )
         ids.push(id)
       }
       // The same keys again: each finds its own job, nothing is written.
       for (const [i, text] of INJECTIONS.entries()) {
-        assert.deepEqual(await client.enqueue('ok', null, { uniqueKey: text }), {
+        assert.deepEqual(await client.enqueue('ok', null, { uniqueKey: keyFor(text) }), {
           id: ids[i],
           created: false,
         })
@@ -59,7 +65,7 @@ for (const storeUnderTest of STORES) {
       const stored = await allJobs(store)
       assert.deepEqual(
         stored.map((job) => [job.uniqueKey, job.payload]),
-        INJECTIONS.map((text) => [text, { text, nested: { [text]: [text] } }]),
+        INJECTIONS.map((text) => [keyFor(text), { text, nested: { [text]: [text] } }]),
       )
       // Their results go through settle: run them and read each result back.
       const { worker } = createWorker(t, {
@@ -156,8 +162,11 @@ for (const storeUnderTest of STORES) {
         ],
       )
       assert.equal(existsSync(marker), false, 'the module a job named was never loaded')
-      // The same module, named by the worker's configuration, is loaded: the marker works.
-      const control = createWorker(t, { store, handlers: EVIL_MODULE })
+      // The same module, named by the worker's configuration, is loaded: the marker works. A copy
+      // of its own, since a module this process imported before (for another store) runs only once.
+      const copy = join(dir, 'evil-module.mjs')
+      copyFileSync(EVIL_MODULE, copy)
+      const control = createWorker(t, { store, handlers: copy })
       await control.worker.start()
       await stopWorker(control.worker)
       assert.equal(existsSync(marker), true)

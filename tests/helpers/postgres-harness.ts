@@ -104,7 +104,7 @@ export function postgresHarnesses(): PostgresHarnesses {
       if (failed) throw failed.reason
     }
     try {
-      return { store: await open(), openPeer: open, close }
+      return { store: await open(), openPeer: open, close, url: storeUrl(schema) }
     } catch (error) {
       await close().catch(() => {})
       throw error

@@ -87,6 +87,13 @@ export async function dropNamespace(namespace: string, url = TEST_REDIS_URL): Pr
   }
 }
 
+/** The --store URL of a namespace on the test server. */
+export function namespaceUrl(namespace: string): string {
+  const url = new URL(TEST_REDIS_URL)
+  url.searchParams.set('namespace', namespace)
+  return url.toString()
+}
+
 export function openTestStore(namespace: string, options: RedisStoreOptions = {}): Promise<RedisStore> {
   return RedisStore.open({ url: TEST_REDIS_URL, namespace, onWarning: () => {}, ...options })
 }
@@ -113,6 +120,7 @@ export function redisHarness(tag: string): CreateHarness {
           return peer
         },
         close: cleanUp,
+        url: namespaceUrl(namespace),
       }
     } catch (error) {
       await cleanUp().catch(() => {})
