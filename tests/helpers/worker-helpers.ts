@@ -258,7 +258,9 @@ export function spawnFerry(t: TestContext, args: string[]): FerryProcess {
       return stderr
     },
     exited,
-    waitForOutput(pattern, timeoutMs = 10_000) {
+    // 30 s by default: a ferry process starts under tsx in 1–2 s here, but several starting at once
+    // on a loaded machine took over 10 s; the wait only runs out when something is wrong.
+    waitForOutput(pattern, timeoutMs = 30_000) {
       return new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => {
           watchers.delete(check)
