@@ -804,11 +804,12 @@ export function parsePostgresUrl(url: string): PostgresStoreOptions {
 const TEXT_OID = 25
 
 /**
- * A text[] parameter in PostgreSQL's binary array format (pg sends a Buffer as a binary parameter). Each element is its UTF-8 bytes behind a length, so neither
- * side escapes or scans it: for 10,000 payloads of 520 B, pg's text array literal cost this process
- * a median of 128 ms of CPU time and the binary one 74 ms (.bench-tmp profile, 5 runs, one batch
- * each), and the server's array_recv is a copy where array_in parses quotes and backslashes.
- * Only the store's own connections get it: a caller's `tx` may be a driver that sends a Buffer as bytea.
+ * A text[] parameter in PostgreSQL's binary array format (pg sends a Buffer as a binary
+ * parameter). Each element is its UTF-8 bytes behind a length, so neither side escapes or scans
+ * it: for 10,000 payloads of 520 B, pg's text array literal cost this process a median of 128 ms
+ * of CPU time and the binary one 74 ms (5 runs of one batch each, load 8-9), and the server's
+ * array_recv copies where array_in parses quotes and backslashes. Only the store's own
+ * connections get it: a caller's `tx` may be a driver that sends a Buffer as bytea.
  */
 function binaryTextArray(items: readonly (string | null)[]): Buffer {
   const lengths = new Array<number>(items.length)
