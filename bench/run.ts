@@ -9,11 +9,19 @@
  */
 import { appendFileSync, existsSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
-import { machineFacts } from './lib/machine.js'
+import { machineFacts, type MachineFacts } from './lib/machine.js'
+import { describePostgres } from './lib/postgres.js'
 import { SCENARIOS } from './lib/registry.js'
-import { judge, renderSection, renderTable, type Row, type ScenarioError } from './lib/report.js'
+import {
+  describeSqlite,
+  judge,
+  renderSection,
+  renderTable,
+  type Row,
+  type ScenarioError,
+} from './lib/report.js'
 import { secondsSince, summarize } from './lib/stats.js'
-import type { Figure, ScenarioDef } from './lib/types.js'
+import { storeOf, type BenchStoreKind, type Figure, type ScenarioDef } from './lib/types.js'
 
 const RESULTS_PATH = new URL('./RESULTS.md', import.meta.url)
 
@@ -114,6 +122,23 @@ function commandLine(argv: readonly string[]): string {
   return `npx tsx bench/run.ts${args === '' ? '' : ` ${args}`}`
 }
 
+/** The Store line of each store: what it is, its version and its durability setting. */
+const STORE_DESCRIPTIONS: Record<BenchStoreKind, (machine: MachineFacts) => Promise<string>> = {
+  sqlite: async (machine) => describeSqlite(machine),
+  postgres: describePostgres,
+  redis: async () => 'redis',
+}
+
+/** The descriptions of the stores these scenarios use, in the order they first appear. */
+async function describeStores(scenarios: readonly ScenarioDef[], machine: MachineFacts): Promise<string[]> {
+  const kinds = [...new Set(scenarios.map(storeOf))]
+  return Promise.all(
+    kinds.map((kind) =>
+      STORE_DESCRIPTIONS[kind](machine).catch((error: unknown) => `${kind} (${(error as Error).message})`),
+    ),
+  )
+}
+
 const RESULTS_HEADER = `# Benchmark results
 
 Appended by \`npm run bench\` (see bench/run.ts); the newest section is last. Each section says when,
@@ -138,8 +163,10 @@ async function main(): Promise<number> {
   const options = parsed
   const date = new Date()
   const machine = machineFacts()
+  const stores = await describeStores(options.scenarios, machine)
   process.stderr.write(
-    `Ferry bench: sqlite, durability full, ${options.runs} run(s) per scenario${options.quick ? ', quick sizes' : ''}\n` +
+    `Ferry bench: ${options.runs} run(s) per scenario${options.quick ? ', quick sizes' : ''}\n` +
+      stores.map((store) => `Store: ${store}\n`).join('') +
       `Node ${machine.node}, ${machine.cpuCount} CPUs, load ${machine.loadAverage}, .bench-tmp on ${machine.filesystem}\n`,
   )
   const start = process.hrtime.bigint()
@@ -164,6 +191,7 @@ async function main(): Promise<number> {
       runs: options.runs,
       machine,
       scenarios: options.scenarios.map((s) => s.name),
+      stores,
       table,
       elapsedSeconds,
     })

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { createRequire } from 'node:module'
 import { createInterface } from 'node:readline'
 import pg from 'pg'
 import { createClient, type Client } from '../../src/client/client.js'
@@ -151,4 +152,31 @@ export async function durabilityLabel(bench: BenchSchema): Promise<string> {
     `SELECT current_setting('synchronous_commit') AS synchronous_commit, current_setting('fsync') AS fsync`,
   )
   return `synchronous_commit=${row!.synchronous_commit}, fsync=${row!.fsync}`
+}
+
+/**
+ * The Store line of the PostgreSQL scenarios: the server, its version and the settings that decide
+ * what a commit costs, read from the server the scenarios use.
+ */
+export async function describePostgres(): Promise<string> {
+  const url = new URL(BENCH_POSTGRES_URL)
+  const client = new pg.Client({ connectionString: BENCH_POSTGRES_URL, connectionTimeoutMillis: 5000 })
+  try {
+    await client.connect()
+    const { rows } = await client.query<{ version: string; synchronous_commit: string; fsync: string }>(
+      `SELECT current_setting('server_version') AS version,
+              current_setting('synchronous_commit') AS synchronous_commit, current_setting('fsync') AS fsync`,
+    )
+    const row = rows[0]!
+    return `postgres (PostgreSQL ${row.version} at ${url.host}, client pg ${pgVersion()}), synchronous_commit=${row.synchronous_commit}, fsync=${row.fsync}`
+  } catch (error) {
+    return `postgres (PostgreSQL at ${url.host} not reachable: ${(error as Error).message})`
+  } finally {
+    await client.end().catch(() => {})
+  }
+}
+
+function pgVersion(): string {
+  const require = createRequire(import.meta.url)
+  return (require('pg/package.json') as { version: string }).version
 }

@@ -93,6 +93,8 @@ export interface SectionInput {
   runs: number
   machine: MachineFacts
   scenarios: readonly string[]
+  /** One description per store the scenarios use (server, versions, durability). */
+  stores: readonly string[]
   table: string
   elapsedSeconds: number
 }
@@ -104,7 +106,7 @@ export function renderSection(input: SectionInput): string {
     `## ${input.date.toISOString()}`,
     '',
     `- Command: \`${input.command}\` (${input.scenarios.join(', ')}; ${input.runs} run${input.runs === 1 ? '' : 's'} each, ${formatNumber(input.elapsedSeconds)} s in all)`,
-    `- Store: sqlite (better-sqlite3 ${m.betterSqlite3Version}, SQLite ${m.sqliteVersion}), WAL, durability 'full' (synchronous=FULL); claim-latency builds its backlog under 'normal' and times claims under both`,
+    ...input.stores.map((store) => `- Store: ${store}`),
     `- Machine: Node ${m.node}, ${m.cpuCount} CPUs (${m.cpuModel}) shared with other sessions, load average ${m.loadAverage} at start, ${m.memoryGiB} GiB RAM`,
     `- Filesystem of .bench-tmp/: ${m.filesystem}`,
     `- Code: ${m.revision}`,
@@ -113,4 +115,9 @@ export function renderSection(input: SectionInput): string {
     input.table,
     '',
   ].join('\n')
+}
+
+/** The Store line of the SQLite scenarios. */
+export function describeSqlite(m: MachineFacts): string {
+  return `sqlite (better-sqlite3 ${m.betterSqlite3Version}, SQLite ${m.sqliteVersion}), WAL, durability 'full' (synchronous=FULL); claim-latency builds its backlog under 'normal' and times claims under both`
 }

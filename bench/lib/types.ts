@@ -15,9 +15,14 @@ export interface Target {
   value: number
 }
 
+/** The stores a scenario can measure; each has its description line in a RESULTS.md section. */
+export type BenchStoreKind = 'sqlite' | 'postgres' | 'redis'
+
 /** What a scenario module hands the runner. */
 export interface ScenarioDef {
   name: string
+  /** The store it measures, named in the section's Store line. Default 'sqlite'. */
+  store?: BenchStoreKind
   /** One line for the table's notes and --help. */
   summary: string
   /** The size DESIGN.md's target is stated for, and the size `--quick` uses. */
@@ -26,4 +31,8 @@ export interface ScenarioDef {
   run: (size: number) => Promise<Figure[]>
   /** Targets by figure key. */
   targets: Readonly<Record<string, Target>>
+}
+
+export function storeOf(def: ScenarioDef): BenchStoreKind {
+  return def.store ?? 'sqlite'
 }

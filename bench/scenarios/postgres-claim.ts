@@ -192,6 +192,7 @@ async function explainClaim(bench: BenchSchema): Promise<string> {
 
 export const postgresClaimScenario: ScenarioDef = {
   name: 'postgres-claim',
+  store: 'postgres',
   summary: 'PostgreSQL: claim latency at 1,000,000 ready jobs vs 1,000, and over 1/5/20/100 queues',
   fullSize: 1_000_000,
   quickSize: 2_000,

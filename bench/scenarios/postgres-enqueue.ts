@@ -66,6 +66,7 @@ export async function postgresEnqueue(size: number): Promise<Figure[]> {
 
 export const postgresEnqueueScenario: ScenarioDef = {
   name: 'postgres-enqueue',
+  store: 'postgres',
   summary: 'PostgreSQL: 10,000 concurrent enqueues of 520 B through group commit, then 1,000 serial ones',
   fullSize: 10_000,
   quickSize: 200,

@@ -70,6 +70,7 @@ export async function postgresThroughput(size: number): Promise<Figure[]> {
 
 export const postgresThroughputScenario: ScenarioDef = {
   name: 'postgres-throughput',
+  store: 'postgres',
   summary: 'PostgreSQL: no-op jobs end to end, 2 ferry work processes (inline, concurrency 32 each)',
   fullSize: 20_000,
   quickSize: 200,

@@ -84,6 +84,7 @@ export async function postgresWake(samples: number): Promise<Figure[]> {
 
 export const postgresWakeScenario: ScenarioDef = {
   name: 'postgres-wake',
+  store: 'postgres',
   summary: 'PostgreSQL: enqueue in one process → handler start in an idle ferry work process (LISTEN/NOTIFY)',
   fullSize: 200,
   quickSize: 5,

@@ -256,7 +256,12 @@ export class PostgresStore implements Store {
   async enqueue({ jobs, now }: EnqueueParams): Promise<EnqueueResult[]> {
     this.assertOpen('enqueue')
     if (jobs.length === 0) return []
-    const results = await this.enqueueWith((text, values) => this.query(text, values, 'enqueue'), jobs, now)
+    const results = await this.enqueueWith(
+      (text, values) => this.query(text, values, 'enqueue'),
+      jobs,
+      now,
+      binaryTextArray,
+    )
     // Workers of this process are woken at once; those elsewhere by the NOTIFY of the commit.
     this.hub.notify(readyQueuesOf(jobs, now))
     return results
@@ -281,6 +286,7 @@ export class PostgresStore implements Store {
       async (text, values) => (await tx.query(text, values)).rows as Record<string, unknown>[],
       jobs,
       now,
+      (items) => items,
     )
   }
 
@@ -288,6 +294,7 @@ export class PostgresStore implements Store {
     run: (text: string, values: unknown[]) => Promise<Record<string, unknown>[]>,
     jobs: readonly NewJob[],
     now: number | undefined,
+    textArray: (items: (string | null)[]) => unknown,
   ): Promise<EnqueueResult[]> {
     const n = jobs.length
     const queue = new Array<string>(n)
@@ -312,15 +319,15 @@ export class PostgresStore implements Store {
       uniqueKey[i] = job.uniqueKey
     }
     const rows = (await run(this.texts.enqueue, [
-      queue,
-      name,
-      payload,
+      textArray(queue),
+      textArray(name),
+      textArray(payload),
       priority,
       runAt,
       delayMs,
       maxAttempts,
       timeoutMs,
-      uniqueKey,
+      textArray(uniqueKey),
       now ?? null,
     ])) as { id: string | null; created: boolean }[]
     const missing = rows.flatMap((row, i) => (row.id === null ? [uniqueKey[i]!] : []))
@@ -792,6 +799,46 @@ export function parsePostgresUrl(url: string): PostgresStoreOptions {
   parsed.searchParams.delete('poolSize')
   options.connectionString = parsed.toString()
   return options
+}
+
+const TEXT_OID = 25
+
+/**
+ * A text[] parameter in PostgreSQL's binary array format (pg sends a Buffer as a binary
+ * parameter). Each element is its UTF-8 bytes behind a length, so neither side escapes or scans
+ * it: for 10,000 payloads of 520 B, pg's text array literal cost this process a median of 128 ms
+ * of CPU time and the binary one 74 ms (5 runs of one batch each, load 8-9), and the server's
+ * array_recv copies where array_in parses quotes and backslashes. Only the store's own
+ * connections get it: a caller's `tx` may be a driver that sends a Buffer as bytea.
+ */
+function binaryTextArray(items: readonly (string | null)[]): Buffer {
+  const lengths = new Array<number>(items.length)
+  let size = 20
+  let hasNull = 0
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i]!
+    if (item === null) {
+      lengths[i] = -1
+      hasNull = 1
+      size += 4
+    } else {
+      lengths[i] = Buffer.byteLength(item)
+      size += 4 + lengths[i]!
+    }
+  }
+  // Header: dimensions, has-null flag, element type, then length and lower bound of the one dimension.
+  const buffer = Buffer.allocUnsafe(size)
+  buffer.writeInt32BE(1, 0)
+  buffer.writeInt32BE(hasNull, 4)
+  buffer.writeInt32BE(TEXT_OID, 8)
+  buffer.writeInt32BE(items.length, 12)
+  buffer.writeInt32BE(1, 16)
+  let offset = 20
+  for (let i = 0; i < items.length; i++) {
+    offset = buffer.writeInt32BE(lengths[i]!, offset)
+    if (lengths[i]! > 0) offset += buffer.write(items[i]!, offset, 'utf8')
+  }
+  return buffer
 }
 
 /** Substitutes the schema into psql-style placeholders: :"schema" (identifier), :'schema' (literal). */

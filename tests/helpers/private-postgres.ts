@@ -1,0 +1,199 @@
+/**
+ * A PostgreSQL server of a test's own: initdb into a temp directory, started on a free port of
+ * 127.0.0.1, for what must not happen to the shared test server (restarting it). Stopped and its
+ * directory removed when the test ends, whatever happened, and at the latest when this process exits.
+ *
+ * initdb and postgres refuse to run as root: as root, they run as the `postgres` OS user (runuser),
+ * with the directory handed to that user. The binaries are found in /usr/lib/postgresql/<version>/bin
+ * (Debian, Ubuntu), else through `pg_config --bindir`.
+ */
+import { execFile, execFileSync } from 'node:child_process'
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { TestContext } from 'node:test'
+import { promisify } from 'node:util'
+
+import { defer } from './worker-helpers.js'
+
+const run = promisify(execFile)
+const DEBIAN_ROOT = '/usr/lib/postgresql'
+const RUN_AS = 'postgres'
+
+export interface PrivatePostgres {
+  /** postgres://postgres@127.0.0.1:<port>/postgres, trust authentication. */
+  readonly url: string
+  readonly port: number
+  /** pg_ctl restart -m fast: every connection is dropped, the server is back when it resolves. */
+  restart(): Promise<void>
+  /** Stops the server (immediate) and removes its directory. Idempotent. */
+  stop(): Promise<void>
+}
+
+/** The directory of initdb and pg_ctl, or null when this machine has none. */
+export function postgresBinDir(): string | null {
+  if (existsSync(DEBIAN_ROOT)) {
+    const versions = readdirSync(DEBIAN_ROOT)
+      .filter((name) => /^\d+$/.test(name) && existsSync(join(DEBIAN_ROOT, name, 'bin', 'initdb')))
+      .sort((a, b) => Number(b) - Number(a))
+    if (versions.length > 0) return join(DEBIAN_ROOT, versions[0]!, 'bin')
+  }
+  try {
+    const dir = execFileSync('pg_config', ['--bindir'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    })
+    const bin = dir.trim()
+    return existsSync(join(bin, 'initdb')) ? bin : null
+  } catch {
+    return null
+  }
+}
+
+/**
+ * The skip reason for a test that needs a private server, when none can be started here; under CI
+ * none: the test then runs and fails with the reason, since a CI run must not pass by skipping it.
+ */
+export function privatePostgresSkip(): string | undefined {
+  const reason = privatePostgresUnavailable()
+  return reason === null || process.env.CI === 'true' ? undefined : reason
+}
+
+/** Why a private server cannot be started here, or null when it can. */
+export function privatePostgresUnavailable(): string | null {
+  if (postgresBinDir() === null) {
+    return `no initdb found (in ${DEBIAN_ROOT}/<version>/bin or through pg_config --bindir): install the PostgreSQL server`
+  }
+  if (isRoot() && ownerOf(RUN_AS) === null) {
+    return `running as root, and there is no '${RUN_AS}' user to run initdb and postgres as`
+  }
+  return null
+}
+
+/** Starts a private server for one test; it is stopped and removed when the test ends. */
+export async function privatePostgres(t: TestContext): Promise<PrivatePostgres> {
+  const server = await startPrivatePostgres()
+  defer(t, () => server.stop())
+  return server
+}
+
+export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+  const unavailable = privatePostgresUnavailable()
+  const bin = postgresBinDir()
+  if (unavailable !== null || bin === null) throw new Error(`no private PostgreSQL server: ${unavailable}`)
+  const dir = mkdtempSync(join(tmpdir(), 'ferry-pg-'))
+  const data = join(dir, 'data')
+  const logFile = join(dir, 'server.log')
+  const asOwner = isRoot() ? ownerOf(RUN_AS) : null
+  if (asOwner !== null) chownSync(dir, asOwner.uid, asOwner.gid)
+  // As root, each command runs as the postgres user, from a directory that user can enter.
+  const command = async (file: string, args: string[]): Promise<void> => {
+    const [program, argv] = asOwner === null ? [file, args] : ['runuser', ['-u', RUN_AS, '--', file, ...args]]
+    try {
+      await run(program, argv, { cwd: dir, timeout: 60_000 })
+    } catch (error) {
+      const { stderr, stdout } = error as { stderr?: string; stdout?: string }
+      throw new Error(`${[file, ...args].join(' ')} failed: ${stderr || stdout || String(error)}`, {
+        cause: error,
+      })
+    }
+  }
+  const pgCtl = (...args: string[]): Promise<void> => command(join(bin, 'pg_ctl'), ['-D', data, ...args])
+
+  let started = false
+  const stopNow = (): void => {
+    if (started) {
+      const [program, argv] =
+        asOwner === null
+          ? [join(bin, 'pg_ctl'), ['-D', data, 'stop', '-m', 'immediate', '-w']]
+          : [
+              'runuser',
+              ['-u', RUN_AS, '--', join(bin, 'pg_ctl'), '-D', data, 'stop', '-m', 'immediate', '-w'],
+            ]
+      try {
+        execFileSync(program, argv, { cwd: dir, stdio: 'ignore', timeout: 30_000 })
+      } catch {
+        // Already stopped, or never came up: the directory goes anyway.
+      }
+      started = false
+    }
+    rmSync(dir, { recursive: true, force: true })
+  }
+  // A test process that ends without its cleanup (an uncaught error, process.exit) still stops it.
+  process.once('exit', stopNow)
+  const stop = async (): Promise<void> => {
+    process.off('exit', stopNow)
+    if (started) {
+      await pgCtl('stop', '-m', 'immediate', '-w').catch(() => {})
+      started = false
+    }
+    rmSync(dir, { recursive: true, force: true })
+  }
+
+  try {
+    // --no-sync and fsync=off: this server only lives for one test, and no test crashes it.
+    await command(join(bin, 'initdb'), [
+      '-D',
+      data,
+      '-U',
+      'postgres',
+      '-A',
+      'trust',
+      '-E',
+      'UTF8',
+      '--no-sync',
+    ])
+    const port = await freePort()
+    started = true
+    await pgCtl(
+      'start',
+      '-w',
+      '-t',
+      '60',
+      '-l',
+      logFile,
+      '-o',
+      `-h 127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c max_connections=40`,
+    )
+    return {
+      url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+      port,
+      restart: () => pgCtl('restart', '-m', 'fast', '-w', '-t', '60', '-l', logFile),
+      stop,
+    }
+  } catch (error) {
+    await stop()
+    throw error
+  }
+}
+
+function isRoot(): boolean {
+  return process.getuid?.() === 0
+}
+
+function ownerOf(name: string): { uid: number; gid: number } | null {
+  try {
+    const uid = Number(
+      execFileSync('id', ['-u', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }),
+    )
+    const gid = Number(
+      execFileSync('id', ['-g', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }),
+    )
+    return Number.isInteger(uid) && Number.isInteger(gid) ? { uid, gid } : null
+  } catch {
+    return null
+  }
+}
+
+/** A port nobody listens on now (the server takes it a moment later). */
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject()))
+    })
+  })
+}
