@@ -11,6 +11,7 @@ import { appendFileSync, existsSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { machineFacts, type MachineFacts } from './lib/machine.js'
 import { describePostgres } from './lib/postgres.js'
+import { describeRedis } from './lib/redis.js'
 import { SCENARIOS } from './lib/registry.js'
 import {
   describeSqlite,
@@ -126,7 +127,7 @@ function commandLine(argv: readonly string[]): string {
 const STORE_DESCRIPTIONS: Record<BenchStoreKind, (machine: MachineFacts) => Promise<string>> = {
   sqlite: async (machine) => describeSqlite(machine),
   postgres: describePostgres,
-  redis: async () => 'redis',
+  redis: describeRedis,
 }
 
 /** The descriptions of the stores these scenarios use, in the order they first appear. */

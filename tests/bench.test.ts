@@ -7,6 +7,7 @@ import { promisify } from 'node:util'
 import { SCENARIOS } from '../bench/lib/registry.js'
 import { storeOf, type BenchStoreKind } from '../bench/lib/types.js'
 import { postgresUnavailable } from './helpers/postgres-harness.js'
+import { ownServerOptions } from './helpers/redis-harness.js'
 
 // Benchmarks report numbers; this only checks that every scenario still runs and measures
 // something, so they never rot. No timing is asserted.
@@ -20,6 +21,8 @@ const RESULTS = new URL('../bench/RESULTS.md', import.meta.url)
  */
 const UNAVAILABLE: Partial<Record<BenchStoreKind, () => Promise<string | null>>> = {
   postgres: postgresUnavailable,
+  // The Redis scenarios start a redis-server of their own: they need its binary, not the shared server.
+  redis: async () => ownServerOptions().skip ?? null,
 }
 
 test('every benchmark scenario runs at a tiny size', async (t) => {

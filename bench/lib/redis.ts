@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
+import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { createClient, type Client } from '../../src/client/client.js'
@@ -126,4 +127,13 @@ export async function withRedisChildWorker<T>(
     }
     process.off('exit', kill)
   }
+}
+
+/** The Store line of a RESULTS.md section for the Redis scenarios: each starts a server of its own. */
+export async function describeRedis(): Promise<string> {
+  const probe = spawnSync('redis-server', ['--version'], { encoding: 'utf8' })
+  const version = /v=(\S+)/.exec(probe.stdout ?? '')?.[1] ?? 'version unknown'
+  const require = createRequire(import.meta.url)
+  const client = (require('ioredis/package.json') as { version: string }).version
+  return `redis (redis-server ${version}, client ioredis ${client}): ${REDIS_BENCH_SETUP}, a server per scenario on a free port`
 }

@@ -109,6 +109,7 @@ async function evalshaCalls(redis: Redis): Promise<number> {
 
 export const redisClaimScenario: ScenarioDef = {
   name: 'redis-claim',
+  store: 'redis',
   summary: `Redis (${REDIS_BENCH_SETUP}): claim over 1, 5, 20, 100 queues where only the last has jobs: latency, round trips`,
   fullSize: 20_000,
   quickSize: 200,

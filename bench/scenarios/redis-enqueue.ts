@@ -88,6 +88,7 @@ export async function redisEnqueue(size: number): Promise<Figure[]> {
 
 export const redisEnqueueScenario: ScenarioDef = {
   name: 'redis-enqueue',
+  store: 'redis',
   summary: `Redis (${REDIS_BENCH_SETUP}): 10,000 concurrent enqueues of 520 bytes, 1,000 concurrent, serial, bulk`,
   fullSize: 10_000,
   quickSize: 200,

@@ -52,6 +52,7 @@ export async function redisMemory(size: number): Promise<Figure[]> {
 
 export const redisMemoryScenario: ScenarioDef = {
   name: 'redis-memory',
+  store: 'redis',
   summary: `Redis (${REDIS_BENCH_SETUP}): memory per waiting job with a 520-byte payload (100,000 jobs)`,
   fullSize: 100_000,
   quickSize: 1_000,

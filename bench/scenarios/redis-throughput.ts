@@ -99,6 +99,7 @@ async function measure(
 
 export const redisThroughputScenario: ScenarioDef = {
   name: 'redis-throughput',
+  store: 'redis',
   summary: `Redis (${REDIS_BENCH_SETUP}): 100,000 no-op jobs through one in-process Worker (inline), concurrency 10 and 32`,
   fullSize: 100_000,
   quickSize: 500,

@@ -108,6 +108,7 @@ async function untilCompleted(bench: RedisBench, id: string): Promise<void> {
 
 export const redisWakeScenario: ScenarioDef = {
   name: 'redis-wake',
+  store: 'redis',
   summary: `Redis (${REDIS_BENCH_SETUP}): enqueue → handler start in an idle \`ferry work\` child, p50/p99/max over 200 jobs`,
   fullSize: 200,
   quickSize: 10,

