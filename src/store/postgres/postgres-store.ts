@@ -8,7 +8,6 @@ import {
   ValidationError,
 } from '../../core/errors.js'
 import {
-  JOB_STATES,
   type ClaimedJob,
   type Job,
   type JobError,
@@ -17,7 +16,7 @@ import {
   type NewJob,
 } from '../../core/job.js'
 import type { Settlement } from '../../core/outcome.js'
-import { assertName, assertQueueList } from '../../core/validate.js'
+import { assertQueueList } from '../../core/validate.js'
 import type {
   CancelParams,
   ClaimParams,
@@ -44,6 +43,17 @@ import type {
   WaitParams,
   WakeReason,
 } from '../store.js'
+import {
+  assertDurationMs,
+  assertInstant,
+  assertPositiveInteger,
+  checkClaimParams,
+  checkListJobsParams,
+  checkPurgeParams,
+  checkRetryParams,
+  compareIds,
+  RECOVER_LIMIT_DEFAULT,
+} from '../params.js'
 import { WakeHub } from '../wake-hub.js'
 import { migrations, sql } from './generated/assets.js'
 
@@ -109,9 +119,6 @@ export const DEFAULT_SCHEMA = 'ferry'
  * notification channel `ferry:<schema>` stays within PostgreSQL's 63-byte identifiers. */
 const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,47}$/
 const LATEST_VERSION = migrations.reduce((max, m) => Math.max(max, m.version), 0)
-const LIST_LIMIT_DEFAULT = 50
-const LIST_LIMIT_MAX = 1000
-const RECOVER_LIMIT_DEFAULT = 1000
 const PURGE_CHUNK = 10_000
 const ID_PATTERN = /^[1-9]\d{0,17}$/
 /** A waiting worker re-checks its queues this often even when no notification came: a safety net
@@ -457,23 +464,9 @@ export class PostgresStore implements Store {
     return row === undefined ? null : toJob(row)
   }
 
-  async listJobs({
-    state,
-    queue,
-    limit = LIST_LIMIT_DEFAULT,
-    cursor,
-  }: ListJobsParams = {}): Promise<JobPage> {
+  async listJobs(params: ListJobsParams = {}): Promise<JobPage> {
     this.assertOpen('listJobs')
-    if (state !== undefined && !JOB_STATES.includes(state)) {
-      throw new ValidationError('invalid_option', 'state', `must be one of ${JOB_STATES.join(', ')}`)
-    }
-    if (queue !== undefined) assertName(queue, 'queue')
-    if (!Number.isInteger(limit) || limit < 1 || limit > LIST_LIMIT_MAX) {
-      throw new ValidationError('invalid_option', 'limit', `must be an integer from 1 to ${LIST_LIMIT_MAX}`)
-    }
-    if (cursor !== undefined && !isJobId(cursor)) {
-      throw new ValidationError('invalid_option', 'cursor', 'is not a cursor returned by listJobs')
-    }
+    const { state, queue, limit, cursor } = checkListJobsParams(params, isJobId)
     const rows = await this.query<JobRow>(this.texts['list-jobs'], [
       state ?? null,
       queue ?? null,
@@ -487,13 +480,7 @@ export class PostgresStore implements Store {
 
   async stats({ now, recentWindowMs = 60_000 }: StatsParams = {}): Promise<QueueStats[]> {
     this.assertOpen('stats')
-    if (typeof recentWindowMs !== 'number' || !Number.isFinite(recentWindowMs) || recentWindowMs < 0) {
-      throw new ValidationError(
-        'invalid_option',
-        'recentWindowMs',
-        'must be a non-negative number of milliseconds',
-      )
-    }
+    assertDurationMs(recentWindowMs, 'recentWindowMs')
     const rows = await this.query<{
       kind: 'count' | 'recent'
       queue: string
@@ -526,10 +513,7 @@ export class PostgresStore implements Store {
 
   async retry({ ids, allDead = false, queue, now }: RetryParams): Promise<number> {
     this.assertOpen('retry')
-    if ((ids === undefined) === !allDead) {
-      throw new ValidationError('invalid_option', 'ids', 'give either ids or allDead: true')
-    }
-    if (queue !== undefined) assertName(queue, 'queue')
+    checkRetryParams({ ids, allDead, queue })
     const idList = allDead ? null : (ids ?? []).filter(isJobId)
     if (idList !== null && idList.length === 0) return 0
     const [row] = await this.query<{ count: number }>(this.texts.retry, [idList, queue ?? null, now ?? null])
@@ -551,17 +535,7 @@ export class PostgresStore implements Store {
 
   async purge({ state, olderThanMs = 0, queue, now }: PurgeParams): Promise<number> {
     this.assertOpen('purge')
-    if (state !== 'completed' && state !== 'dead') {
-      throw new ValidationError('invalid_option', 'state', "must be 'completed' or 'dead'")
-    }
-    if (typeof olderThanMs !== 'number' || !Number.isFinite(olderThanMs) || olderThanMs < 0) {
-      throw new ValidationError(
-        'invalid_option',
-        'olderThanMs',
-        'must be a non-negative number of milliseconds',
-      )
-    }
-    if (queue !== undefined) assertName(queue, 'queue')
+    checkPurgeParams({ state, olderThanMs, queue })
     // One instant for every chunk, so a purge without `now` ends even while jobs keep finishing.
     const at = now ?? (await this.serverNow())
     let total = 0
@@ -943,37 +917,12 @@ function toClaimedJob(row: JobRow): ClaimedJob {
   return job
 }
 
-function checkClaimParams({ queues, limit, leaseMs, workerId }: ClaimParams): void {
-  assertQueueList(queues)
-  assertPositiveInteger(limit, 'limit')
-  assertPositiveInteger(leaseMs, 'leaseMs')
-  if (typeof workerId !== 'string' || workerId === '') {
-    throw new ValidationError('invalid_option', 'workerId', 'must be a non-empty string')
-  }
-}
-
 function isQueryable(tx: unknown): tx is PostgresQueryable {
   return typeof tx === 'object' && tx !== null && typeof (tx as PostgresQueryable).query === 'function'
 }
 
 function isJobId(id: unknown): id is string {
   return typeof id === 'string' && ID_PATTERN.test(id)
-}
-
-function compareIds(a: string, b: string): number {
-  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0)
-}
-
-function assertPositiveInteger(value: unknown, field: string): void {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    throw new ValidationError('invalid_option', field, `must be a positive integer (got ${String(value)})`)
-  }
-}
-
-function assertInstant(value: unknown, field: string): void {
-  if (typeof value !== 'number' || !Number.isFinite(value)) {
-    throw new ValidationError('invalid_run_at', field, 'must be epoch milliseconds')
-  }
 }
 
 function wrapDriverError(error: unknown): unknown {

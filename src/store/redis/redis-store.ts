@@ -28,7 +28,7 @@ import {
   StoreUnavailableError,
   ValidationError,
 } from '../../core/errors.js'
-import { JOB_STATES, type ClaimedJob, type Job, type JobError, type JobId } from '../../core/job.js'
+import { type ClaimedJob, type Job, type JobError, type JobId } from '../../core/job.js'
 import type { Settlement } from '../../core/outcome.js'
 import { assertName, assertQueueList } from '../../core/validate.js'
 import type {
@@ -56,6 +56,18 @@ import type {
   WaitParams,
   WakeReason,
 } from '../store.js'
+import {
+  assertDurationMs,
+  assertInstant,
+  assertPositiveInteger,
+  checkClaimParams,
+  checkListJobsParams,
+  checkPurgeParams,
+  checkRetryParams,
+  compareIds,
+  messageOf,
+  RECOVER_LIMIT_DEFAULT,
+} from '../params.js'
 import { WakeHub } from '../wake-hub.js'
 import { lua } from './generated/assets.js'
 import { redisKeys, type RedisKeys } from './keys.js'
@@ -128,11 +140,8 @@ const SCRIPTS = Object.fromEntries(
 /** The key layout's version (lua/migrate.lua). */
 const LATEST_VERSION = 1
 const LAYOUT_NAMES = ['0001_key-layout']
-const LIST_LIMIT_DEFAULT = 50
-const LIST_LIMIT_MAX = 1000
 /** Jobs listJobs looks at per call before it returns a short page with a cursor. */
 const LIST_BUDGET = 10_000
-const RECOVER_LIMIT_DEFAULT = 1000
 const PURGE_CHUNK = 1000
 const ID_PATTERN = /^[1-9]\d{0,15}$/
 const DEFAULT_URL = 'redis://127.0.0.1:6379'
@@ -378,23 +387,9 @@ export class RedisStore implements Store {
     return flat.length === 0 ? null : toJob(flat)
   }
 
-  async listJobs({
-    state,
-    queue,
-    limit = LIST_LIMIT_DEFAULT,
-    cursor,
-  }: ListJobsParams = {}): Promise<JobPage> {
+  async listJobs(params: ListJobsParams = {}): Promise<JobPage> {
     this.assertOpen('listJobs')
-    if (state !== undefined && !JOB_STATES.includes(state)) {
-      throw new ValidationError('invalid_option', 'state', `must be one of ${JOB_STATES.join(', ')}`)
-    }
-    if (queue !== undefined) assertName(queue, 'queue')
-    if (!Number.isInteger(limit) || limit < 1 || limit > LIST_LIMIT_MAX) {
-      throw new ValidationError('invalid_option', 'limit', `must be an integer from 1 to ${LIST_LIMIT_MAX}`)
-    }
-    if (cursor !== undefined && !isJobId(cursor)) {
-      throw new ValidationError('invalid_option', 'cursor', 'is not a cursor returned by listJobs')
-    }
+    const { state, queue, limit, cursor } = checkListJobsParams(params, isJobId)
     const [flats, resume] = (await this.run('list-jobs', undefined, [
       state ?? '',
       queue ?? '',
@@ -412,13 +407,7 @@ export class RedisStore implements Store {
 
   async stats({ now, recentWindowMs = 60_000 }: StatsParams = {}): Promise<QueueStats[]> {
     this.assertOpen('stats')
-    if (typeof recentWindowMs !== 'number' || !Number.isFinite(recentWindowMs) || recentWindowMs < 0) {
-      throw new ValidationError(
-        'invalid_option',
-        'recentWindowMs',
-        'must be a non-negative number of milliseconds',
-      )
-    }
+    assertDurationMs(recentWindowMs, 'recentWindowMs')
     const rows = (await this.run('stats', now, [recentWindowMs])) as (string | number)[]
     const stats: QueueStats[] = []
     for (let i = 0; i < rows.length; i += 8) {
@@ -443,10 +432,7 @@ export class RedisStore implements Store {
 
   async retry({ ids, allDead = false, queue, now }: RetryParams): Promise<number> {
     this.assertOpen('retry')
-    if ((ids === undefined) === !allDead) {
-      throw new ValidationError('invalid_option', 'ids', 'give either ids or allDead: true')
-    }
-    if (queue !== undefined) assertName(queue, 'queue')
+    checkRetryParams({ ids, allDead, queue })
     const args = allDead ? ['all', queue ?? ''] : ['ids', ...(ids ?? []).filter(isJobId)]
     if (args.length === 1) return 0
     return (await this.run('retry', now, args)) as number
@@ -462,17 +448,7 @@ export class RedisStore implements Store {
 
   async purge({ state, olderThanMs = 0, queue, now }: PurgeParams): Promise<number> {
     this.assertOpen('purge')
-    if (state !== 'completed' && state !== 'dead') {
-      throw new ValidationError('invalid_option', 'state', "must be 'completed' or 'dead'")
-    }
-    if (typeof olderThanMs !== 'number' || !Number.isFinite(olderThanMs) || olderThanMs < 0) {
-      throw new ValidationError(
-        'invalid_option',
-        'olderThanMs',
-        'must be a non-negative number of milliseconds',
-      )
-    }
-    if (queue !== undefined) assertName(queue, 'queue')
+    checkPurgeParams({ state, olderThanMs, queue })
     // One clock for every chunk: the first chunk's server time when no `now` is given.
     const finishedBefore = (now ?? (await this.serverTime())) - olderThanMs
     let total = 0
@@ -782,40 +758,11 @@ function toClaimedJob(flat: readonly string[]): ClaimedJob {
   return job
 }
 
-function checkClaimParams({ queues, limit, leaseMs, workerId }: ClaimParams): void {
-  assertQueueList(queues)
-  assertPositiveInteger(limit, 'limit')
-  assertPositiveInteger(leaseMs, 'leaseMs')
-  if (typeof workerId !== 'string' || workerId === '') {
-    throw new ValidationError('invalid_option', 'workerId', 'must be a non-empty string')
-  }
-}
-
 function isJobId(id: unknown): id is string {
   return typeof id === 'string' && ID_PATTERN.test(id)
-}
-
-function compareIds(a: string, b: string): number {
-  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0)
 }
 
 /** An integer as Redis and Lua read it back exactly (no exponent). */
 function integer(value: number): string {
   return Number.isSafeInteger(value) ? String(value) : Math.round(value).toFixed(0)
-}
-
-function assertPositiveInteger(value: unknown, field: string): void {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    throw new ValidationError('invalid_option', field, `must be a positive integer (got ${String(value)})`)
-  }
-}
-
-function assertInstant(value: unknown, field: string): void {
-  if (typeof value !== 'number' || !Number.isFinite(value)) {
-    throw new ValidationError('invalid_run_at', field, 'must be epoch milliseconds')
-  }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
 }

@@ -8,16 +8,9 @@ import {
   StoreUnavailableError,
   ValidationError,
 } from '../../core/errors.js'
-import {
-  JOB_STATES,
-  type ClaimedJob,
-  type Job,
-  type JobError,
-  type JobId,
-  type JobState,
-} from '../../core/job.js'
+import { type ClaimedJob, type Job, type JobError, type JobId, type JobState } from '../../core/job.js'
 import type { Settlement } from '../../core/outcome.js'
-import { assertName, assertQueueList } from '../../core/validate.js'
+import { assertQueueList } from '../../core/validate.js'
 import type {
   CancelParams,
   ClaimParams,
@@ -43,6 +36,17 @@ import type {
   WaitParams,
   WakeReason,
 } from '../store.js'
+import {
+  assertDurationMs,
+  assertInstant,
+  assertPositiveInteger,
+  checkClaimParams,
+  checkListJobsParams,
+  checkPurgeParams,
+  checkRetryParams,
+  messageOf,
+  RECOVER_LIMIT_DEFAULT,
+} from '../params.js'
 import { WakeHub } from '../wake-hub.js'
 import { migrations, sql } from './generated/assets.js'
 import { SqliteFileWatch } from './sqlite-file-watch.js'
@@ -92,9 +96,6 @@ type Statement = Database.Statement<unknown[], unknown>
 type SqlName = keyof typeof sql
 
 const LATEST_VERSION = migrations.reduce((max, m) => Math.max(max, m.version), 0)
-const LIST_LIMIT_DEFAULT = 50
-const LIST_LIMIT_MAX = 1000
-const RECOVER_LIMIT_DEFAULT = 1000
 const PURGE_CHUNK = 10_000
 /** Write transactions between two checks of the WAL's size. */
 const WAL_CHECK_EVERY = 256
@@ -424,23 +425,9 @@ export class SqliteStore implements Store {
     return row === undefined ? null : toJob(row)
   }
 
-  async listJobs({
-    state,
-    queue,
-    limit = LIST_LIMIT_DEFAULT,
-    cursor,
-  }: ListJobsParams = {}): Promise<JobPage> {
+  async listJobs(params: ListJobsParams = {}): Promise<JobPage> {
     this.assertOpen('listJobs')
-    if (state !== undefined && !JOB_STATES.includes(state)) {
-      throw new ValidationError('invalid_option', 'state', `must be one of ${JOB_STATES.join(', ')}`)
-    }
-    if (queue !== undefined) assertName(queue, 'queue')
-    if (!Number.isInteger(limit) || limit < 1 || limit > LIST_LIMIT_MAX) {
-      throw new ValidationError('invalid_option', 'limit', `must be an integer from 1 to ${LIST_LIMIT_MAX}`)
-    }
-    if (cursor !== undefined && !isJobId(cursor)) {
-      throw new ValidationError('invalid_option', 'cursor', 'is not a cursor returned by listJobs')
-    }
+    const { state, queue, limit, cursor } = checkListJobsParams(params, isJobId)
     const rows = this.read(
       () =>
         this.statement('list-jobs').all({
@@ -457,13 +444,7 @@ export class SqliteStore implements Store {
 
   async stats({ now, recentWindowMs = 60_000 }: StatsParams = {}): Promise<QueueStats[]> {
     this.assertOpen('stats')
-    if (typeof recentWindowMs !== 'number' || !Number.isFinite(recentWindowMs) || recentWindowMs < 0) {
-      throw new ValidationError(
-        'invalid_option',
-        'recentWindowMs',
-        'must be a non-negative number of milliseconds',
-      )
-    }
+    assertDurationMs(recentWindowMs, 'recentWindowMs')
     const at = now ?? Date.now()
     type CountRow = { queue: string; state: JobState; count: number }
     const [rows, recent] = this.read(() => [
@@ -499,10 +480,7 @@ export class SqliteStore implements Store {
 
   async retry({ ids, allDead = false, queue, now }: RetryParams): Promise<number> {
     this.assertOpen('retry')
-    if ((ids === undefined) === !allDead) {
-      throw new ValidationError('invalid_option', 'ids', 'give either ids or allDead: true')
-    }
-    if (queue !== undefined) assertName(queue, 'queue')
+    checkRetryParams({ ids, allDead, queue })
     const at = now ?? Date.now()
     const queues = this.write(() => {
       if (allDead)
@@ -538,17 +516,7 @@ export class SqliteStore implements Store {
 
   async purge({ state, olderThanMs = 0, queue, now }: PurgeParams): Promise<number> {
     this.assertOpen('purge')
-    if (state !== 'completed' && state !== 'dead') {
-      throw new ValidationError('invalid_option', 'state', "must be 'completed' or 'dead'")
-    }
-    if (typeof olderThanMs !== 'number' || !Number.isFinite(olderThanMs) || olderThanMs < 0) {
-      throw new ValidationError(
-        'invalid_option',
-        'olderThanMs',
-        'must be a non-negative number of milliseconds',
-      )
-    }
-    if (queue !== undefined) assertName(queue, 'queue')
+    checkPurgeParams({ state, olderThanMs, queue })
     const finishedBefore = (now ?? Date.now()) - olderThanMs
     const purge = this.statement('purge')
     let total = 0
@@ -735,29 +703,8 @@ function toClaimedJob(row: JobRow): ClaimedJob {
   return job
 }
 
-function checkClaimParams({ queues, limit, leaseMs, workerId }: ClaimParams): void {
-  assertQueueList(queues)
-  assertPositiveInteger(limit, 'limit')
-  assertPositiveInteger(leaseMs, 'leaseMs')
-  if (typeof workerId !== 'string' || workerId === '') {
-    throw new ValidationError('invalid_option', 'workerId', 'must be a non-empty string')
-  }
-}
-
 function isJobId(id: unknown): id is string {
   return typeof id === 'string' && ID_PATTERN.test(id)
-}
-
-function assertPositiveInteger(value: unknown, field: string): void {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    throw new ValidationError('invalid_option', field, `must be a positive integer (got ${String(value)})`)
-  }
-}
-
-function assertInstant(value: unknown, field: string): void {
-  if (typeof value !== 'number' || !Number.isFinite(value)) {
-    throw new ValidationError('invalid_run_at', field, 'must be epoch milliseconds')
-  }
 }
 
 function wrapDriverError(error: unknown, path: string): unknown {
@@ -766,8 +713,4 @@ function wrapDriverError(error: unknown, path: string): unknown {
     return new StoreUnavailableError(`SQLite ${path}: ${error.code}: ${error.message}`, { cause: error })
   }
   return error
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
 }

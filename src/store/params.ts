@@ -1,0 +1,83 @@
+/**
+ * The argument checks of the Store contract, shared by every backend so that a bad call gets the
+ * same typed error whichever store runs it. What differs per store (the id's width, the driver's
+ * errors) stays in the store.
+ */
+import { ValidationError } from '../core/errors.js'
+import { JOB_STATES } from '../core/job.js'
+import { assertName, assertQueueList } from '../core/validate.js'
+import type { ClaimParams, ListJobsParams, PurgeParams, RetryParams } from './store.js'
+
+export const LIST_LIMIT_DEFAULT = 50
+export const LIST_LIMIT_MAX = 1000
+export const RECOVER_LIMIT_DEFAULT = 1000
+
+export function checkClaimParams({ queues, limit, leaseMs, workerId }: ClaimParams): void {
+  assertQueueList(queues)
+  assertPositiveInteger(limit, 'limit')
+  assertPositiveInteger(leaseMs, 'leaseMs')
+  if (typeof workerId !== 'string' || workerId === '') {
+    throw new ValidationError('invalid_option', 'workerId', 'must be a non-empty string')
+  }
+}
+
+/** listJobs's filters checked, with the default limit filled in; `isJobId` is the store's own. */
+export function checkListJobsParams(
+  { state, queue, limit = LIST_LIMIT_DEFAULT, cursor }: ListJobsParams,
+  isJobId: (id: unknown) => boolean,
+): ListJobsParams & { limit: number } {
+  if (state !== undefined && !JOB_STATES.includes(state)) {
+    throw new ValidationError('invalid_option', 'state', `must be one of ${JOB_STATES.join(', ')}`)
+  }
+  if (queue !== undefined) assertName(queue, 'queue')
+  if (!Number.isInteger(limit) || limit < 1 || limit > LIST_LIMIT_MAX) {
+    throw new ValidationError('invalid_option', 'limit', `must be an integer from 1 to ${LIST_LIMIT_MAX}`)
+  }
+  if (cursor !== undefined && !isJobId(cursor)) {
+    throw new ValidationError('invalid_option', 'cursor', 'is not a cursor returned by listJobs')
+  }
+  return { state, queue, limit, cursor }
+}
+
+export function checkRetryParams({ ids, allDead = false, queue }: RetryParams): void {
+  if ((ids === undefined) === !allDead) {
+    throw new ValidationError('invalid_option', 'ids', 'give either ids or allDead: true')
+  }
+  if (queue !== undefined) assertName(queue, 'queue')
+}
+
+export function checkPurgeParams({ state, olderThanMs = 0, queue }: PurgeParams): void {
+  if (state !== 'completed' && state !== 'dead') {
+    throw new ValidationError('invalid_option', 'state', "must be 'completed' or 'dead'")
+  }
+  assertDurationMs(olderThanMs, 'olderThanMs')
+  if (queue !== undefined) assertName(queue, 'queue')
+}
+
+export function assertPositiveInteger(value: unknown, field: string): void {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw new ValidationError('invalid_option', field, `must be a positive integer (got ${String(value)})`)
+  }
+}
+
+/** A non-negative number of milliseconds (a window, an age). */
+export function assertDurationMs(value: unknown, field: string): void {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new ValidationError('invalid_option', field, 'must be a non-negative number of milliseconds')
+  }
+}
+
+export function assertInstant(value: unknown, field: string): void {
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    throw new ValidationError('invalid_run_at', field, 'must be epoch milliseconds')
+  }
+}
+
+/** Job ids are decimal digits: compare them as numbers, shorter first, without parsing. */
+export function compareIds(a: string, b: string): number {
+  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0)
+}
+
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
