@@ -36,13 +36,15 @@ export interface JobSpec<
  * with it, each job name only accepts the payload its handler declares.
  *
  * An enqueue resolves once its job is durably committed; enqueues issued in the same tick share
- * one commit. Validation runs first and a bad job rejects its whole call with nothing written.
+ * one commit (server stores cut a large tick's worth into a few commits that overlap:
+ * capabilities.enqueueBatch). Validation runs first and a bad job rejects its whole call with
+ * nothing written.
  */
 export class Client<Jobs extends JobHandlers = JobHandlers> {
   readonly store: Store
   private readonly maxPayloadBytes: number
-  /** Group commit: every enqueue issued before the event loop turns shares one Store.enqueue call,
-   * so one transaction and one fsync (or one round trip). */
+  /** Group commit: the enqueues issued before the event loop turns share Store.enqueue calls, so
+   * transactions, fsyncs and round trips are per batch, not per job. */
   private readonly committer: TickBatcher<NewJob, EnqueueResult>
 
   constructor({ store, maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES }: ClientOptions) {
@@ -51,7 +53,7 @@ export class Client<Jobs extends JobHandlers = JobHandlers> {
     }
     this.store = store
     this.maxPayloadBytes = maxPayloadBytes
-    this.committer = new TickBatcher((jobs) => store.enqueue({ jobs }))
+    this.committer = new TickBatcher((jobs) => store.enqueue({ jobs }), store.capabilities.enqueueBatch)
   }
 
   enqueue<N extends keyof Jobs & string>(

@@ -1,40 +1,64 @@
+/** How a TickBatcher cuts and overlaps its flushes. */
+export interface BatchLimits {
+  /**
+   * Items per flush at most. A caller's own items (one submitMany) are never split, so a flush
+   * holding a single larger submission may exceed it. Default: no limit.
+   */
+  maxItems?: number
+  /** Flushes running at once at most. Default 1: each flush waits for the one before. */
+  maxInFlight?: number
+}
+
 /**
- * Gathers the calls made before the event loop turns into one batch for one `flush` call — one
- * transaction, one fsync, one round trip — and hands each caller its own results. While a flush
- * is in flight, new calls gather for the next one, so batches grow with the load by themselves.
+ * Gathers the calls made before the event loop turns into batches for `flush` calls — one
+ * transaction, one fsync, one round trip each — and hands each caller its own results. While
+ * `maxInFlight` flushes are running, new calls gather for the next one, so batches grow with the
+ * load by themselves. A large gathering is cut into flushes of `maxItems` that run side by side
+ * (up to `maxInFlight`), so encoding one batch overlaps the store's work on the one before.
  *
  * Each caller's promise settles with the flush that carried its items: it resolves only once that
- * flush succeeded, and a failed flush rejects every caller in it.
+ * flush succeeded, and a failed flush rejects every caller in it. Flushes start in submission
+ * order; whether they also finish in it is up to the store.
  */
 export class TickBatcher<In, Out> {
   private pending: Pending<In, Out>[] = []
-  private pendingItemCount = 0
   private scheduled = false
-  private inFlight: Promise<void> | null = null
+  private readonly inFlight = new Set<Promise<void>>()
+  private readonly maxItems: number
+  private readonly maxInFlight: number
 
   /** `flush` must return one result per item, in order. */
-  constructor(private readonly flush: (items: readonly In[]) => Promise<Out[]>) {}
+  constructor(
+    private readonly flush: (items: readonly In[]) => Promise<Out[]>,
+    { maxItems = Infinity, maxInFlight = 1 }: BatchLimits = {},
+  ) {
+    if (!(maxItems >= 1)) throw new RangeError(`maxItems must be at least 1 (got ${maxItems})`)
+    if (!Number.isInteger(maxInFlight) || maxInFlight < 1) {
+      throw new RangeError(`maxInFlight must be a positive integer (got ${maxInFlight})`)
+    }
+    this.maxItems = maxItems
+    this.maxInFlight = maxInFlight
+  }
 
   /** One item: the common case, kept free of per-call arrays. */
   submit(item: In): Promise<Out> {
-    return new Promise((resolve, reject) => this.add({ item, resolve, reject }, 1))
+    return new Promise((resolve, reject) => this.add({ item, resolve, reject }))
   }
 
   submitMany(items: readonly In[]): Promise<Out[]> {
-    return new Promise((resolve, reject) => this.add({ items, resolve, reject }, items.length))
+    return new Promise((resolve, reject) => this.add({ items, resolve, reject }))
   }
 
   /** Resolves once everything submitted so far has been flushed (or failed). */
   async drain(): Promise<void> {
-    while (this.scheduled || this.inFlight !== null) {
-      if (this.inFlight !== null) await this.inFlight
+    while (this.scheduled || this.inFlight.size > 0) {
+      if (this.inFlight.size > 0) await Promise.race(this.inFlight)
       else await new Promise((resolve) => setImmediate(resolve))
     }
   }
 
-  private add(entry: Pending<In, Out>, itemCount: number): void {
+  private add(entry: Pending<In, Out>): void {
     this.pending.push(entry)
-    this.pendingItemCount += itemCount
     if (!this.scheduled) {
       this.scheduled = true
       setImmediate(() => void this.flushPending())
@@ -42,34 +66,39 @@ export class TickBatcher<In, Out> {
   }
 
   private async flushPending(): Promise<void> {
-    // A flush is running: this batch goes as soon as it ends.
-    while (this.inFlight !== null) await this.inFlight
-    this.scheduled = false
-    const entries = this.pending
-    const itemCount = this.pendingItemCount
-    this.pending = []
-    this.pendingItemCount = 0
-    if (entries.length === 0) return
-    const run = this.run(entries, itemCount)
-    this.inFlight = run
-    try {
-      await run
-    } finally {
-      if (this.inFlight === run) this.inFlight = null
+    while (this.pending.length > 0) {
+      // All flushes busy: what is pending goes as soon as one ends, with whatever joins it meanwhile.
+      while (this.inFlight.size >= this.maxInFlight) await Promise.race(this.inFlight)
+      const chunk = this.takeChunk()
+      const run = this.run(chunk).finally(() => this.inFlight.delete(run))
+      this.inFlight.add(run)
     }
+    this.scheduled = false
   }
 
-  private async run(entries: Pending<In, Out>[], itemCount: number): Promise<void> {
+  /** The first pending entries, up to maxItems items (at least one entry). */
+  private takeChunk(): Pending<In, Out>[] {
+    let count = 0
+    let taken = 0
+    while (taken < this.pending.length) {
+      const size = sizeOf(this.pending[taken]!)
+      if (taken > 0 && count + size > this.maxItems) break
+      count += size
+      taken++
+    }
+    return this.pending.splice(0, taken)
+  }
+
+  private async run(entries: Pending<In, Out>[]): Promise<void> {
     let items: readonly In[]
     if (entries.length === 1) {
       const only = entries[0]!
       items = only.items ?? [only.item]
     } else {
-      const all: In[] = new Array(itemCount)
-      let i = 0
+      const all: In[] = []
       for (const entry of entries) {
-        if (entry.items === undefined) all[i++] = entry.item
-        else for (const item of entry.items) all[i++] = item
+        if (entry.items === undefined) all.push(entry.item)
+        else for (const item of entry.items) all.push(item)
       }
       items = all
     }
@@ -95,3 +124,7 @@ export class TickBatcher<In, Out> {
 type Pending<In, Out> =
   | { item: In; items?: undefined; resolve: (result: Out) => void; reject: (error: unknown) => void }
   | { items: readonly In[]; resolve: (results: Out[]) => void; reject: (error: unknown) => void }
+
+function sizeOf<In, Out>(entry: Pending<In, Out>): number {
+  return entry.items === undefined ? 1 : entry.items.length
+}

@@ -14,6 +14,12 @@ export interface StoreCapabilities {
   crossProcessWake: 'file-watch' | 'listen-notify' | 'pubsub'
   /** Whether enqueue can join a transaction of the caller's own. */
   transactionalEnqueue: boolean
+  /**
+   * How the Client's group commit cuts what it gathered in one tick: at most `maxItems` jobs per
+   * enqueue call (one caller's enqueueMany is never split, so it stays atomic) and `maxInFlight`
+   * calls at once, so a server store works on one batch while the next is being encoded.
+   */
+  enqueueBatch: { maxItems: number; maxInFlight: number }
 }
 
 // ── lifecycle ────────────────────────────────────────────────────────────────────────────────

@@ -120,6 +120,9 @@ export const DEFAULT_SCHEMA = 'ferry'
 const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,47}$/
 const LATEST_VERSION = migrations.reduce((max, m) => Math.max(max, m.version), 0)
 const PURGE_CHUNK = 10_000
+/** Group commit (capabilities.enqueueBatch): jobs per enqueue call, and calls (connections) at once. */
+const ENQUEUE_CHUNK = 2500
+const ENQUEUE_IN_FLIGHT = 4
 const ID_PATTERN = /^[1-9]\d{0,17}$/
 /** A waiting worker re-checks its queues this often even when no notification came: a safety net
  * only (a notification that cannot arrive, e.g. from a server that lost it), not the wake-up path. */
@@ -140,7 +143,13 @@ const RECONNECT_MAX_MS = 5_000
  */
 export class PostgresStore implements Store {
   readonly kind = 'postgres'
-  readonly capabilities: StoreCapabilities = { crossProcessWake: 'listen-notify', transactionalEnqueue: true }
+  readonly capabilities: StoreCapabilities = {
+    crossProcessWake: 'listen-notify',
+    transactionalEnqueue: true,
+    // Each call takes a pooled connection: cut in ENQUEUE_CHUNK pieces, the server inserts them
+    // in parallel backends while this process binds the next.
+    enqueueBatch: { maxItems: ENQUEUE_CHUNK, maxInFlight: ENQUEUE_IN_FLIGHT },
+  }
   readonly schema: string
 
   private readonly pool: pg.Pool

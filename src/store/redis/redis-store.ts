@@ -140,6 +140,9 @@ const SCRIPTS = Object.fromEntries(
 /** The key layout's version (lua/migrate.lua). */
 const LATEST_VERSION = 1
 const LAYOUT_NAMES = ['0001_key-layout']
+/** Group commit (capabilities.enqueueBatch): jobs per enqueue script, and scripts sent at once. */
+const ENQUEUE_CHUNK = 1000
+const ENQUEUE_IN_FLIGHT = 16
 /** Jobs listJobs looks at per call before it returns a short page with a cursor. */
 const LIST_BUDGET = 10_000
 const PURGE_CHUNK = 1000
@@ -165,7 +168,13 @@ function toStoreError(error: unknown, operation: string): unknown {
  */
 export class RedisStore implements Store {
   readonly kind = 'redis'
-  readonly capabilities: StoreCapabilities = { crossProcessWake: 'pubsub', transactionalEnqueue: false }
+  readonly capabilities: StoreCapabilities = {
+    crossProcessWake: 'pubsub',
+    transactionalEnqueue: false,
+    // Calls on one connection run in order; cut in ENQUEUE_CHUNK pieces, Redis runs one script
+    // while this process encodes the next.
+    enqueueBatch: { maxItems: ENQUEUE_CHUNK, maxInFlight: ENQUEUE_IN_FLIGHT },
+  }
   readonly keys: RedisKeys
 
   private readonly redis: Redis
@@ -265,11 +274,17 @@ export class RedisStore implements Store {
         (job.uniqueKey ?? '')
       args[2 * i + 1] = job.payload
     }
-    const reply = (await this.run('enqueue', now, args)) as (string | number)[]
-    this.noteServerTime(reply[0] as number, now)
+    const [serverNow, firstId, ...notCreated] = (await this.run('enqueue', now, args)) as [
+      number,
+      number,
+      ...(string | number)[],
+    ]
+    this.noteServerTime(serverNow, now)
+    // One INCRBY drew an id per job, from firstId up (lua/enqueue.lua).
     const results: EnqueueResult[] = new Array(jobs.length)
-    for (let i = 0; i < jobs.length; i++) {
-      results[i] = { id: String(reply[1 + 2 * i]), created: reply[2 + 2 * i] === 1 }
+    for (let i = 0; i < jobs.length; i++) results[i] = { id: String(firstId + i), created: true }
+    for (let k = 0; k < notCreated.length; k += 2) {
+      results[Number(notCreated[k]) - 1] = { id: String(notCreated[k + 1]), created: false }
     }
     return results
   }
@@ -279,9 +294,9 @@ export class RedisStore implements Store {
   async claim(params: ClaimParams): Promise<ClaimedJob[]> {
     this.assertOpen('claim')
     checkClaimParams(params)
-    const reply = (await this.run('claim', params.now, claimArgs(params))) as [number, ...string[][]]
+    const reply = (await this.run('claim', params.now, claimArgs(params))) as [number, ...JobReply[]]
     this.noteServerTime(reply[0], params.now)
-    return reply.slice(1).map((flat) => toClaimedJob(flat as string[]))
+    return reply.slice(1).map((job) => toClaimedJob(job as JobReply))
   }
 
   async settle({ settlements, now }: SettleParams): Promise<SettleResult[]> {
@@ -300,11 +315,11 @@ export class RedisStore implements Store {
     const reply = (await this.run('settle-and-claim', now, [...args, ...claimArgs(claim)])) as [
       number,
       number[],
-      ...string[][],
+      ...JobReply[],
     ]
     return {
       settled: mergeSettled(sent, reply[1], settlements.length),
-      claimed: reply.slice(2).map((flat) => toClaimedJob(flat as string[])),
+      claimed: reply.slice(2).map((job) => toClaimedJob(job as JobReply)),
     }
   }
 
@@ -378,13 +393,14 @@ export class RedisStore implements Store {
   async getJob(id: JobId): Promise<Job | null> {
     this.assertOpen('getJob')
     if (!isJobId(id)) return null
-    let flat: string[]
+    let fields: JobReply
     try {
-      flat = (await this.redis.call('HGETALL', this.keys.job(id))) as string[]
+      fields = (await this.redis.call('HMGET', this.keys.job(id), ...JOB_FIELDS)) as JobReply
     } catch (error) {
       throw toStoreError(error, 'getJob')
     }
-    return flat.length === 0 ? null : toJob(flat)
+    // Every job has a queue: none means no job.
+    return fields[JOB_FIELDS.indexOf('q')] === null ? null : toJob([id, ...fields])
   }
 
   async listJobs(params: ListJobsParams = {}): Promise<JobPage> {
@@ -396,7 +412,7 @@ export class RedisStore implements Store {
       cursor ?? '',
       limit,
       LIST_BUDGET,
-    ])) as [string[][], string]
+    ])) as [JobReply[], string]
     const jobs = flats.map(toJob)
     if (jobs.length > limit) {
       const page = jobs.slice(0, limit)
@@ -722,37 +738,62 @@ function mergeSettled(sent: readonly number[], reply: readonly number[], count: 
   return results
 }
 
-function toJob(flat: readonly string[]): Job {
-  const f: Record<string, string> = {}
-  for (let i = 0; i + 1 < flat.length; i += 2) f[flat[i]!] = flat[i + 1]!
+/**
+ * A job as the scripts return it: its id, then JOB_FIELDS in order, null where absent. The list is
+ * read from lua/prelude.lua, so the scripts and this decoder cannot disagree on the order.
+ */
+type JobReply = readonly (string | number | null)[]
+
+const JOB_FIELDS: readonly string[] = (() => {
+  const line = /^local JOB_FIELDS = \{(.*)\}$/m.exec(lua.prelude)
+  if (line === null) throw new Error('lua/prelude.lua does not define JOB_FIELDS')
+  return [...line[1]!.matchAll(/'(\w+)'/g)].map((match) => match[1]!)
+})()
+
+/** Each field's position in a JobReply (the id is 0). */
+const AT = Object.fromEntries(JOB_FIELDS.map((field, i) => [field, i + 1])) as Record<string, number>
+
+function toJob(reply: JobReply): Job {
+  const text = (field: string): string | null => {
+    const value = reply[AT[field]!]
+    return value === null || value === undefined ? null : String(value)
+  }
+  const numberOr = (field: string, absent: number | null): number | null => {
+    const value = reply[AT[field]!]
+    return value === null || value === undefined ? absent : Number(value)
+  }
+  const createdAt = Number(reply[AT.c!])
+  const lastError = text('e')
+  const result = text('r')
+  const leaseToken = text('lt')
   return {
-    id: f.id!,
-    queue: f.q!,
-    name: f.n!,
-    payload: JSON.parse(f.p!) as unknown,
-    state: f.s as Job['state'],
-    priority: Number(f.pr),
-    runAt: Number(f.ra),
-    attempts: Number(f.a),
-    maxAttempts: Number(f.ma),
-    timeoutMs: f.to === undefined ? null : Number(f.to),
-    uniqueKey: f.uk ?? null,
-    lastError: f.e === undefined ? null : (JSON.parse(f.e) as JobError),
-    result: f.r === undefined ? null : (JSON.parse(f.r) as unknown),
-    workerId: f.w ?? null,
-    leaseExpiresAt: f.le === undefined ? null : Number(f.le),
-    createdAt: Number(f.c),
-    updatedAt: Number(f.u),
-    finishedAt: f.f === undefined ? null : Number(f.f),
-    ...(f.lt === undefined ? {} : { [LEASE_TOKEN]: f.lt }),
+    id: String(reply[0]),
+    queue: text('q')!,
+    name: text('n')!,
+    payload: JSON.parse(text('p')!) as unknown,
+    state: text('s') as Job['state'],
+    priority: Number(reply[AT.pr!]),
+    runAt: Number(reply[AT.ra!]),
+    attempts: numberOr('a', 0)!,
+    maxAttempts: Number(reply[AT.ma!]),
+    timeoutMs: numberOr('to', null),
+    uniqueKey: text('uk'),
+    lastError: lastError === null ? null : (JSON.parse(lastError) as JobError),
+    result: result === null ? null : (JSON.parse(result) as unknown),
+    workerId: text('w'),
+    leaseExpiresAt: numberOr('le', null),
+    createdAt,
+    updatedAt: numberOr('u', createdAt)!,
+    finishedAt: numberOr('f', null),
+    ...(leaseToken === null ? {} : { [LEASE_TOKEN]: leaseToken }),
   }
 }
 
 /** Carried from toJob to toClaimedJob without showing on a plain Job. */
 const LEASE_TOKEN = Symbol('leaseToken')
 
-function toClaimedJob(flat: readonly string[]): ClaimedJob {
-  const job = toJob(flat) as ClaimedJob & { [LEASE_TOKEN]?: string }
+function toClaimedJob(reply: JobReply): ClaimedJob {
+  const job = toJob(reply) as ClaimedJob & { [LEASE_TOKEN]?: string }
   job.leaseToken = job[LEASE_TOKEN]!
   delete job[LEASE_TOKEN]
   return job

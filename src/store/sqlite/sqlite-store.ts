@@ -113,7 +113,13 @@ const SYNC_FULL = 'PRAGMA synchronous = FULL'
  */
 export class SqliteStore implements Store {
   readonly kind = 'sqlite'
-  readonly capabilities: StoreCapabilities = { crossProcessWake: 'file-watch', transactionalEnqueue: false }
+  readonly capabilities: StoreCapabilities = {
+    crossProcessWake: 'file-watch',
+    transactionalEnqueue: false,
+    // One transaction and one fsync for all of it: more calls would only add fsyncs, and the
+    // writes are synchronous, so nothing could overlap.
+    enqueueBatch: { maxItems: Infinity, maxInFlight: 1 },
+  }
   readonly path: string
   readonly durability: SqliteDurability
 

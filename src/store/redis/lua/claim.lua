@@ -6,7 +6,7 @@
 -- KEYS, ARGV 1-7: the common layout (prelude.lua).
 -- ARGV (from the index given to claim_jobs): limit, leaseMs, workerId, lease token base (random,
 --   from the client: each job's token is base.n), queue count, then the queues in order.
--- Returns (alone): { now, job1, job2, ... }, each job its hash as HGETALL gives it, in claim order.
+-- Returns (alone): { now, job1, job2, ... }, each job as job_reply gives it (prelude.lua), in claim order.
 -- Cost: two SMISMEMBER over all the queues (the may-hold-jobs flags, prelude.lua), then work only
 --   on the flagged queues: a ZRANGEBYSCORE on the scheduled zset, a ZPOPMIN on the ready zset
 --   (O(log n + taken)). Without the flags an empty queue cost two calls inside the script: a claim
@@ -56,11 +56,16 @@ local function claim_jobs(i)
       for m = 1, #popped, 2 do
         local id = id_of_member(popped[m])
         local key = P_JOB .. id
-        redis.call('HINCRBY', key, 'a', 1)
-        redis.call('HSET', key, 's', 'active', 'lt', token_base .. '.' .. (#claimed + 1),
-          'le', lease_expires_at, 'w', worker_id, 'u', NOW)
+        -- Read once, then written and patched: the reply needs no second read.
+        local job = job_reply(key, id)
+        local attempts = (tonumber(job[AT.a]) or 0) + 1
+        local token = token_base .. '.' .. (#claimed + 1)
+        redis.call('HSET', key, 's', 'active', 'a', attempts, 'lt', token, 'le', lease_expires_at,
+          'w', worker_id, 'u', NOW)
         redis.call('ZADD', K_ACTIVE, lease_expires_at, id)
-        claimed[#claimed + 1] = redis.call('HGETALL', key)
+        job[AT.s], job[AT.a], job[AT.lt], job[AT.le], job[AT.w], job[AT.u] =
+          'active', attempts, token, lease_expires_at, worker_id, NOW
+        claimed[#claimed + 1] = job
       end
     end
   end

@@ -5,28 +5,46 @@
 --   meta: 'queue,name,priority,runAt,delayMs,maxAttempts,timeoutMs,uniqueKey' (runAt and timeoutMs
 --     '' for null; uniqueKey last, '' for none, and may itself hold commas)
 --   payload: JSON text
--- Returns: { now, id1, created1 (1|0), id2, created2, ... } in input order.
+-- Returns: { now, first id, then for each job that was not created: its position (1-based) and
+--   its unique key's holder }. The batch draws one id per job with one INCRBY: job n, when
+--   created, has the first id + n - 1 (a job not created leaves a gap).
 -- Publishes: 'r<queue>' per queue given a ready job, 's<runAt> <queue>' per queue given a scheduled one.
-local results = { NOW }
+-- Cost per job (10,000 jobs of 520 B, own server, AOF always): the hash (8 fields here; attempts,
+--   updatedAt and the id are left out: prelude.lua) and two ZADDs; about 15 µs in all.
+local count = (#ARGV - FIRST + 1) / 2
+local first_id = redis.call('INCRBY', K_ID, count) - count + 1
+local results = { NOW, first_id }
 local known_queue = {}
-for i = FIRST, #ARGV, 2 do
+for n = 1, count do
+  local i = FIRST + 2 * (n - 1)
   local queue, name, priority, run_at, delay_ms, max_attempts, timeout_ms, unique_key =
     string.match(ARGV[i], '^([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),(.*)$')
   local holder = unique_key ~= '' and redis.call('HGET', K_UNIQUE, unique_key)
   if holder then
+    results[#results + 1] = n
     results[#results + 1] = holder
-    results[#results + 1] = 0
   else
-    local id = string.format('%d', redis.call('INCR', K_ID))
+    local id = string.format('%d', first_id + n - 1)
     local at = run_at ~= '' and tonumber(run_at) or NOW + tonumber(delay_ms)
     local key = P_JOB .. id
     local ready = at <= NOW
-    redis.call('HSET', key, 'id', id, 'q', queue, 'n', name, 'p', ARGV[i + 1], 's', ready and 'ready' or 'scheduled',
-      'pr', priority, 'ra', at, 'a', 0, 'ma', max_attempts, 'c', NOW, 'u', NOW)
-    if timeout_ms ~= '' then redis.call('HSET', key, 'to', timeout_ms) end
-    if unique_key ~= '' then
-      redis.call('HSET', key, 'uk', unique_key)
-      redis.call('HSET', K_UNIQUE, unique_key, id)
+    local state = ready and 'ready' or 'scheduled'
+    if timeout_ms == '' and unique_key == '' then
+      redis.call('HSET', key, 'q', queue, 'n', name, 'p', ARGV[i + 1], 's', state, 'pr', priority, 'ra', at,
+        'ma', max_attempts, 'c', NOW)
+    else
+      local fields = { 'q', queue, 'n', name, 'p', ARGV[i + 1], 's', state, 'pr', priority, 'ra', at,
+        'ma', max_attempts, 'c', NOW }
+      if timeout_ms ~= '' then
+        fields[#fields + 1] = 'to'
+        fields[#fields + 1] = timeout_ms
+      end
+      if unique_key ~= '' then
+        fields[#fields + 1] = 'uk'
+        fields[#fields + 1] = unique_key
+        redis.call('HSET', K_UNIQUE, unique_key, id)
+      end
+      redis.call('HSET', key, unpack(fields))
     end
     redis.call('ZADD', K_JOBS, id, id)
     if ready then add_ready(queue, priority, at, id) else add_scheduled(queue, at, id) end
@@ -34,8 +52,6 @@ for i = FIRST, #ARGV, 2 do
       known_queue[queue] = true
       redis.call('SADD', K_QUEUES, queue)
     end
-    results[#results + 1] = id
-    results[#results + 1] = 1
   end
 end
 publish_wakes()

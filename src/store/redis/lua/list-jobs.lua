@@ -4,7 +4,7 @@
 -- cursor resumes the walk).
 -- KEYS, ARGV 1-7: the common layout (prelude.lua).
 -- ARGV FIRST: state or '', queue or '', cursor (list ids below it) or '', limit, budget.
--- Returns: { {job hash (HGETALL), ...} (up to limit + 1), resume id ('' when the walk ended) }.
+-- Returns: { {job (job_reply, prelude.lua), ...} (up to limit + 1), resume id ('' when the walk ended) }.
 local state, queue, cursor = ARGV[FIRST], ARGV[FIRST + 1], ARGV[FIRST + 2]
 local limit, budget = tonumber(ARGV[FIRST + 3]), tonumber(ARGV[FIRST + 4])
 local max = cursor ~= '' and ('(' .. cursor) or '+inf'
@@ -17,7 +17,7 @@ while looked < budget do
     local key = P_JOB .. id
     local job = redis.call('HMGET', key, 's', 'q')
     if (state == '' or job[1] == state) and (queue == '' or job[2] == queue) then
-      jobs[#jobs + 1] = redis.call('HGETALL', key)
+      jobs[#jobs + 1] = job_reply(key, id)
       if #jobs > limit then return { jobs, '' } end
     end
     max = '(' .. id

@@ -13,10 +13,11 @@
 --   id), 5 dead (zset finishedAt -> id); 6 the wake channel (pub/sub)
 -- ARGV 7: now (epoch ms), or '' to use the server's clock (TIME), one clock for every host.
 -- The script's own ARGV start at FIRST (8).
--- Job hash fields: id, q queue, n name, p payload (JSON text), s state, pr priority, ra runAt,
+-- Job hash fields: q queue, n name, p payload (JSON text), s state, pr priority, ra runAt,
 --   a attempts, ma maxAttempts, to timeoutMs, uk uniqueKey, lt lease token, le leaseExpiresAt,
 --   w workerId, e lastError (JSON), r result (JSON), c createdAt, u updatedAt, f finishedAt.
---   A null is an absent field.
+--   A null is an absent field. Left out to keep an enqueue cheap: a absent is 0 attempts, u absent
+--   is createdAt (never updated); the id is in the key (hashes of layout 1 may still hold 'id').
 -- Ready zsets: score -priority, member the zero-padded runAt then the zero-padded id, so ZPOPMIN
 --   takes the highest priority, then the earliest runAt, then the lowest id (equal scores sort by
 --   member). Queue names ([A-Za-z0-9._:-]) and ids (digits) are checked by the store before they
@@ -31,6 +32,19 @@ if NOW == nil then
   NOW = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
 local FIRST = 8
+
+-- A job as scripts return it (claim, listJobs; getJob reads the same fields): its id, then these
+-- fields in this order, false (nil) where absent. redis-store.ts reads this list from this line.
+local JOB_FIELDS = { 'q', 'n', 'p', 's', 'pr', 'ra', 'a', 'ma', 'to', 'uk', 'lt', 'le', 'w', 'e', 'r', 'c', 'u', 'f' }
+-- Positions in a job reply (the id is 1).
+local AT = {}
+for n, field in ipairs(JOB_FIELDS) do AT[field] = n + 1 end
+
+local function job_reply(key, id)
+  local job = redis.call('HMGET', key, unpack(JOB_FIELDS))
+  table.insert(job, 1, id)
+  return job
+end
 
 local function ready_member(run_at, id)
   return string.format('%016d%016d', math.max(tonumber(run_at), 0), tonumber(id))

@@ -12,7 +12,7 @@ for _, id in ipairs(ids) do
   redis.call('ZREM', K_ACTIVE, id)
   local job = redis.call('HMGET', key, 's', 'q', 'pr', 'ra', 'a', 'ma', 'w')
   if job[1] == 'active' then
-    local attempts, max_attempts = tonumber(job[5]), tonumber(job[6])
+    local attempts, max_attempts = tonumber(job[5]) or 0, tonumber(job[6])
     local message = 'lease expired: worker ' .. (job[7] or '?') .. ' stopped renewing it (attempt '
       .. attempts .. ' of ' .. max_attempts .. ')'
     redis.call('HDEL', key, 'lt', 'le', 'w')

@@ -21,17 +21,24 @@ local function settle_items(i)
       results[n] = 0
     else
       local queue = job[3]
-      redis.call('HDEL', key, 'lt', 'le', 'w')
       redis.call('ZREM', K_ACTIVE, id)
       if kind == 'completed' then
-        redis.call('HSET', key, 's', 'completed', 'f', NOW, 'u', NOW)
-        if data ~= '' then redis.call('HSET', key, 'r', data) else redis.call('HDEL', key, 'r') end
+        -- The lease's fields and any earlier attempt's result go in one HDEL: one call less per job.
+        if data ~= '' then
+          redis.call('HDEL', key, 'lt', 'le', 'w')
+          redis.call('HSET', key, 's', 'completed', 'r', data, 'f', NOW, 'u', NOW)
+        else
+          redis.call('HDEL', key, 'lt', 'le', 'w', 'r')
+          redis.call('HSET', key, 's', 'completed', 'f', NOW, 'u', NOW)
+        end
         redis.call('ZADD', P_COMPLETED .. queue, NOW, id)
       elseif kind == 'dead' then
+        redis.call('HDEL', key, 'lt', 'le', 'w')
         redis.call('HSET', key, 's', 'dead', 'e', data, 'f', NOW, 'u', NOW)
         redis.call('ZADD', P_DEAD .. queue, NOW, id)
       else
         local at = tonumber(run_at)
+        redis.call('HDEL', key, 'lt', 'le', 'w')
         redis.call('HSET', key, 'ra', at, 'u', NOW)
         if kind == 'retry' then
           redis.call('HSET', key, 'e', data)
