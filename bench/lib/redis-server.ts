@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { createServer, type AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
@@ -31,22 +31,11 @@ export interface RedisServerOptions {
 export async function startRedisServer(options: RedisServerOptions): Promise<OwnRedisServer> {
   const { dir } = options
   const port = await freePort()
-  const args = [
-    '--port',
-    String(port),
-    '--bind',
-    '127.0.0.1',
-    '--dir',
-    dir,
-    '--save',
-    '',
-    '--appendonly',
-    options.appendonly === false ? 'no' : 'yes',
-    '--appendfsync',
-    options.appendfsync ?? 'always',
-    '--logfile',
-    join(dir, 'redis.log'),
-  ]
+  const args = serverArgs(port, dir, {
+    appendonly: options.appendonly === false ? 'no' : 'yes',
+    appendfsync: options.appendfsync ?? 'always',
+    logfile: join(dir, 'redis.log'),
+  })
   let child: ChildProcess | null = null
   const url = `redis://127.0.0.1:${port}`
   const exited = (): Promise<void> =>
@@ -61,22 +50,7 @@ export async function startRedisServer(options: RedisServerOptions): Promise<Own
     async start() {
       child = spawn('redis-server', args, { stdio: 'ignore' })
       live.add(child)
-      const deadline = Date.now() + 10_000
-      for (;;) {
-        const probe = new Redis(url, { lazyConnect: true, retryStrategy: () => null, disconnectTimeout: 10 })
-        probe.on('error', () => {})
-        try {
-          await probe.connect()
-          await probe.ping()
-          return
-        } catch (error) {
-          if (Date.now() > deadline)
-            throw new Error(`redis-server on port ${port} did not start`, { cause: error })
-          await new Promise((resolve) => setTimeout(resolve, 20))
-        } finally {
-          probe.disconnect()
-        }
-      }
+      await untilAnswers(url, () => true)
     },
     async kill() {
       const gone = exited()
@@ -90,6 +64,12 @@ export async function startRedisServer(options: RedisServerOptions): Promise<Own
   }
   await server.start()
   return server
+}
+
+/** The command line of a redis-server of ours: on localhost only, working in `dir`, no RDB snapshots. */
+function serverArgs(port: number, dir: string, settings: Record<string, string>): string[] {
+  const all = { port: String(port), bind: '127.0.0.1', dir, save: '', ...settings }
+  return Object.entries(all).flatMap(([name, value]) => [`--${name}`, value])
 }
 
 const live = new Set<ChildProcess>()
@@ -107,4 +87,98 @@ function freePort(): Promise<number> {
       server.close(() => resolve(port))
     })
   })
+}
+
+export interface OwnRedisCluster {
+  /** A seed node's URL; the cluster client finds the others from it. */
+  readonly url: string
+  readonly ports: readonly number[]
+  /** Stops every node for good. */
+  close(): Promise<void>
+}
+
+/**
+ * Starts a Redis Cluster of our own: `masters` redis-server processes in cluster mode on free
+ * ports, working in `dir`, no replicas, joined with `redis-cli --cluster create`, and waits until
+ * every node reports cluster_state:ok. No persistence: it is for behaviour, not durability.
+ */
+export async function startRedisCluster({
+  dir,
+  masters = 3,
+}: {
+  dir: string
+  masters?: number
+}): Promise<OwnRedisCluster> {
+  const ports: number[] = []
+  for (let i = 0; i < masters; i++) ports.push(await freePort())
+  const children = ports.map((port) => {
+    const args = serverArgs(port, dir, {
+      appendonly: 'no',
+      'cluster-enabled': 'yes',
+      'cluster-config-file': `nodes-${port}.conf`,
+      logfile: join(dir, `redis-${port}.log`),
+    })
+    const child = spawn('redis-server', args, { stdio: 'ignore' })
+    live.add(child)
+    return child
+  })
+  const close = async (): Promise<void> => {
+    await Promise.all(
+      children.map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            live.delete(child)
+            if (child.exitCode !== null || child.signalCode !== null) return resolve()
+            child.once('exit', () => resolve())
+            child.kill('SIGKILL')
+          }),
+      ),
+    )
+  }
+  try {
+    for (const port of ports) await untilAnswers(`redis://127.0.0.1:${port}`, () => true)
+    const create = spawnSync(
+      'redis-cli',
+      [
+        '--cluster',
+        'create',
+        ...ports.map((port) => `127.0.0.1:${port}`),
+        '--cluster-replicas',
+        '0',
+        '--cluster-yes',
+      ],
+      { encoding: 'utf8' },
+    )
+    if (create.status !== 0)
+      throw new Error(`redis-cli --cluster create failed: ${create.stdout}${create.stderr}`)
+    for (const port of ports) {
+      await untilAnswers(`redis://127.0.0.1:${port}`, async (redis) =>
+        String(await redis.call('CLUSTER', 'INFO')).includes('cluster_state:ok'),
+      )
+    }
+  } catch (error) {
+    await close()
+    throw error
+  }
+  return { url: `redis://127.0.0.1:${ports[0]}`, ports, close }
+}
+
+/** Waits (10 s at most) until the server at `url` answers and `ready` says yes. */
+async function untilAnswers(url: string, ready: (redis: Redis) => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 10_000
+  for (;;) {
+    const probe = new Redis(url, { lazyConnect: true, retryStrategy: () => null, disconnectTimeout: 10 })
+    probe.on('error', () => {})
+    try {
+      await probe.connect()
+      await probe.ping()
+      if (await ready(probe)) return
+    } catch (error) {
+      if (Date.now() > deadline) throw new Error(`redis-server at ${url} did not get ready`, { cause: error })
+    } finally {
+      probe.disconnect()
+    }
+    if (Date.now() > deadline) throw new Error(`redis-server at ${url} did not get ready`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
 }

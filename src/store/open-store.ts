@@ -8,7 +8,8 @@ export const DEFAULT_STORE_URL = 'sqlite:./ferry.db'
  * - `sqlite:./path/to.db` or `sqlite:///absolute/path.db`; `?durability=normal` relaxes fsync
  * - `postgres://user:password@host:5432/database` (or `postgresql://`); `?schema=ferry` names the
  *   schema, `?poolSize=10` the connections; other parameters go to the pg driver
- * - `redis://host:6379/0` or `rediss://…` (TLS); `?namespace=name` keeps several Ferrys apart
+ * - `redis://host:6379/0` or `rediss://…` (TLS); `?namespace=name` keeps several Ferrys apart;
+ *   `?cluster=true` when host is a node of a Redis Cluster
  */
 export async function openStore(url: string = DEFAULT_STORE_URL): Promise<Store> {
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase()

@@ -98,29 +98,41 @@ export function openTestStore(namespace: string, options: RedisStoreOptions = {}
   return RedisStore.open({ url: TEST_REDIS_URL, namespace, onWarning: () => {}, ...options })
 }
 
+/** Where a harness's stores live: the shared test server, or a cluster of the test file's own. */
+export interface RedisTarget {
+  url: string
+  /** A Redis Cluster of the file's own (startRedisCluster): it goes whole when the file ends. */
+  cluster?: boolean
+}
+
 /** A fresh namespace per harness; peers open the same namespace as another process would. */
-export function redisHarness(tag: string): CreateHarness {
+export function redisHarness(tag: string, target: RedisTarget = { url: TEST_REDIS_URL }): CreateHarness {
+  const { url, cluster = false } = target
   return async (): Promise<StoreHarness> => {
     const namespace = uniqueNamespace(tag)
     const opened: Store[] = []
+    const open = (): Promise<RedisStore> => RedisStore.open({ url, cluster, namespace, onWarning: () => {} })
     const cleanUp = async (): Promise<void> => {
       const closing = await Promise.allSettled(opened.map((s) => s.close()))
-      await dropNamespace(namespace)
+      if (!cluster) await dropNamespace(namespace, url)
       const failed = closing.find((r) => r.status === 'rejected')
       if (failed) throw failed.reason
     }
     try {
-      const store = await openTestStore(namespace)
+      const store = await open()
       opened.push(store)
+      const storeUrl = new URL(url)
+      storeUrl.searchParams.set('namespace', namespace)
+      if (cluster) storeUrl.searchParams.set('cluster', 'true')
       return {
         store,
         async openPeer() {
-          const peer = await openTestStore(namespace)
+          const peer = await open()
           opened.push(peer)
           return peer
         },
         close: cleanUp,
-        url: namespaceUrl(namespace),
+        url: storeUrl.toString(),
       }
     } catch (error) {
       await cleanUp().catch(() => {})

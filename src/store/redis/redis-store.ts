@@ -18,7 +18,7 @@
  * ioredis re-subscribes by itself after a reconnect, takes argument arrays without spreading them,
  * and is the client DESIGN.md names; node-redis would need raw commands for batches.
  */
-import { Redis, type RedisOptions } from 'ioredis'
+import { Cluster, Redis, type RedisOptions } from 'ioredis'
 import { createHash, randomBytes } from 'node:crypto'
 import {
   FerryError,
@@ -77,6 +77,12 @@ export interface RedisStoreOptions {
   url?: string
   /** More ioredis options (TLS, sentinels, timeouts); Ferry sets its own retry and resend policy. */
   connection?: RedisOptions
+  /**
+   * The server is a Redis Cluster and `url` names one of its nodes (`?cluster=true` in a store
+   * URL): the client finds the others and follows the slots as they move. Every key of a namespace
+   * shares one hash tag, so each script runs whole on the node that holds that slot.
+   */
+  cluster?: boolean
   /** Keeps this Ferry's keys apart from others' on the same server: `ferry:{namespace}:…`. Default 'default'. */
   namespace?: string
   /** Record the key layout's version on open (default). When false, an unversioned namespace is an error. */
@@ -177,12 +183,12 @@ export class RedisStore implements Store {
   }
   readonly keys: RedisKeys
 
-  private readonly redis: Redis
+  private readonly redis: Redis | Cluster
   private readonly prefixArgs: readonly string[]
   private readonly hub = new WakeHub()
   /** Queues some waiter watches, with how many waiters watch each. */
   private readonly watched = new Map<string, number>()
-  private subscriber: Redis | null = null
+  private subscriber: Redis | Cluster | null = null
   private subscribed: Promise<void> | null = null
   /** The stop request waiters last knew of (the stop key's text, null for none). */
   private stopSeen: string | null = null
@@ -213,12 +219,8 @@ export class RedisStore implements Store {
     if (!/^rediss?:\/\//i.test(url)) {
       throw new ValidationError('invalid_option', 'url', `must start with redis:// or rediss:// (got ${url})`)
     }
-    this.redis = new Redis(url, {
+    const connection: RedisOptions = {
       ...options.connection,
-      lazyConnect: true,
-      // Reconnect for ever, at most a second apart; a call made meanwhile waits in the offline
-      // queue, and fails after a few reconnection attempts so the worker's backoff takes over.
-      retryStrategy: (times) => Math.min(times * 50, 1000),
       maxRetriesPerRequest: 3,
       // A command in flight when the connection dropped may have run: never send it twice (an
       // enqueue would be doubled). Its caller gets an error and decides.
@@ -226,7 +228,17 @@ export class RedisStore implements Store {
       // How long disconnect() waits for a socket to close before destroying it: the timer stays
       // even when the server is already gone, and kept a closed store's process alive for 2 s.
       disconnectTimeout: 100,
-    })
+    }
+    // Reconnect for ever, at most a second apart; a call made meanwhile waits in the offline
+    // queue, and fails after a few reconnection attempts so the worker's backoff takes over.
+    const retry = (times: number): number => Math.min(times * 50, 1000)
+    this.redis = options.cluster
+      ? new Cluster([clusterSeed(url)], {
+          lazyConnect: true,
+          clusterRetryStrategy: retry,
+          redisOptions: { ...connection, ...clusterCredentials(url) },
+        })
+      : new Redis(url, { ...connection, lazyConnect: true, retryStrategy: retry })
     // Connection errors reach the callers as rejected calls; the client reconnects by itself.
     this.redis.on('error', () => {})
   }
@@ -526,7 +538,10 @@ export class RedisStore implements Store {
       // Read before subscribing: a stop requested between this read and the subscription is seen
       // by waitForWork's check, one requested after it arrives as a message.
       const stopBefore = this.redis.get(this.keys.stop)
-      const subscriber = this.redis.duplicate({ lazyConnect: true })
+      const subscriber =
+        this.redis instanceof Cluster
+          ? this.redis.duplicate(undefined, { lazyConnect: true })
+          : this.redis.duplicate({ lazyConnect: true })
       this.subscriber = subscriber
       subscriber.on('error', () => {})
       subscriber.on('message', (_channel: string, message: string) => this.onWake(message))
@@ -659,18 +674,56 @@ export class RedisStore implements Store {
   }
 }
 
-/** Parses `redis://…?namespace=name` or `rediss://…`; other query options go to ioredis untouched. */
+/**
+ * Parses `redis://…?namespace=name[&cluster=true]` or `rediss://…`; other query options go to
+ * ioredis untouched.
+ */
 export function parseRedisUrl(url: string): RedisStoreOptions {
   const parsed = new URL(url)
   const options: RedisStoreOptions = {}
   const namespace = parsed.searchParams.get('namespace')
   if (namespace !== null) options.namespace = namespace
+  const cluster = parsed.searchParams.get('cluster')
+  if (cluster !== null) {
+    if (cluster !== 'true' && cluster !== 'false') {
+      throw new ValidationError(
+        'invalid_option',
+        'cluster',
+        `must be true or false (got ${JSON.stringify(cluster)})`,
+      )
+    }
+    options.cluster = cluster === 'true'
+  }
   parsed.searchParams.delete('namespace')
+  parsed.searchParams.delete('cluster')
   options.url = parsed.toString()
   return options
 }
 
-async function quit(redis: Redis): Promise<void> {
+/** The node a cluster client starts from. A cluster has database 0 only. */
+function clusterSeed(url: string): { host: string; port: number } {
+  const parsed = new URL(url)
+  if (parsed.pathname !== '' && parsed.pathname !== '/' && parsed.pathname !== '/0') {
+    throw new ValidationError(
+      'invalid_option',
+      'url',
+      `a Redis Cluster has database 0 only (got ${parsed.pathname})`,
+    )
+  }
+  return { host: parsed.hostname, port: parsed.port === '' ? 6379 : Number(parsed.port) }
+}
+
+/** What a cluster client takes from the URL for every node: credentials and TLS. */
+function clusterCredentials(url: string): RedisOptions {
+  const parsed = new URL(url)
+  return {
+    ...(parsed.username === '' ? {} : { username: decodeURIComponent(parsed.username) }),
+    ...(parsed.password === '' ? {} : { password: decodeURIComponent(parsed.password) }),
+    ...(parsed.protocol === 'rediss:' ? { tls: {} } : {}),
+  }
+}
+
+async function quit(redis: Redis | Cluster): Promise<void> {
   if (redis.status === 'ready') {
     try {
       await redis.quit()
