@@ -6,8 +6,9 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { SCENARIOS } from '../bench/lib/registry.js'
 import { storeOf, type BenchStoreKind } from '../bench/lib/types.js'
-import { postgresUnavailable } from './helpers/postgres-harness.js'
-import { ownServerOptions } from './helpers/redis-harness.js'
+import { postgresUnreachableReason } from './helpers/postgres-harness.js'
+import { redisServerMissingReason } from './helpers/redis-harness.js'
+import { skipUnlessAvailable } from './helpers/services.js'
 
 // Benchmarks report numbers; this only checks that every scenario still runs and measures
 // something, so they never rot. No timing is asserted.
@@ -15,26 +16,23 @@ import { ownServerOptions } from './helpers/redis-harness.js'
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const RESULTS = new URL('../bench/RESULTS.md', import.meta.url)
 
-/**
- * Why the scenarios of a store cannot run here (its server is unreachable), or null. Under CI an
- * unreachable server throws instead: the scenarios must fail, not skip.
- */
-const UNAVAILABLE: Partial<Record<BenchStoreKind, () => Promise<string | null>>> = {
-  postgres: postgresUnavailable,
+/** Why the scenarios of a store cannot run here, or null (tests/helpers/services.ts applies the rule). */
+const MISSING: Partial<Record<BenchStoreKind, () => Promise<string | null>>> = {
+  postgres: postgresUnreachableReason,
   // The Redis scenarios start a redis-server of their own: they need its binary, not the shared server.
-  redis: async () => ownServerOptions().skip ?? null,
+  redis: async () => redisServerMissingReason(),
 }
 
 test('every benchmark scenario runs at a tiny size', async (t) => {
   const checks = new Map<BenchStoreKind, Promise<string | null>>()
   for (const scenario of SCENARIOS) {
     const store = storeOf(scenario)
-    const check = UNAVAILABLE[store]
+    const check = MISSING[store]
     if (!checks.has(store)) checks.set(store, check === undefined ? Promise.resolve(null) : check())
     let skip: string | undefined
     let failure: unknown = null
     try {
-      skip = (await checks.get(store)!) ?? undefined
+      skip = skipUnlessAvailable(await checks.get(store)!).skip
     } catch (error) {
       failure = error
     }

@@ -9,8 +9,9 @@ import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { test } from 'node:test'
 
-import { postgresUnavailable } from '../helpers/postgres-harness.js'
+import { postgresUnreachableReason } from '../helpers/postgres-harness.js'
 import { ownServerOptions } from '../helpers/redis-harness.js'
+import { skipUnlessAvailable } from '../helpers/services.js'
 import { REPO_ROOT, withTimeout } from '../helpers/worker-helpers.js'
 
 const SEED = '20261130'
@@ -20,7 +21,7 @@ const TIMEOUT_MS = 240_000
 
 const RUNS: { store: string; skip: string | undefined }[] = [
   { store: 'sqlite', skip: undefined },
-  { store: 'postgres', skip: (await postgresUnavailable()) ?? undefined },
+  { store: 'postgres', skip: skipUnlessAvailable(await postgresUnreachableReason()).skip },
   { store: 'redis', skip: ownServerOptions().skip },
 ]
 

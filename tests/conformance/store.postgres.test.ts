@@ -1,10 +1,11 @@
 import { after } from 'node:test'
 
-import { postgresHarnesses, skipUnlessPostgres } from '../helpers/postgres-harness.js'
+import { postgresHarnesses, postgresUnreachableReason } from '../helpers/postgres-harness.js'
+import { whenAvailable } from '../helpers/services.js'
 import { runStoreConformance } from './store.case.js'
 
-if (!(await skipUnlessPostgres('Store conformance: PostgresStore'))) {
+await whenAvailable(postgresUnreachableReason(), () => {
   const { createHarness, dropSchema } = postgresHarnesses()
   after(dropSchema)
   runStoreConformance({ name: 'PostgresStore', createHarness, skip: [] })
-}
+})

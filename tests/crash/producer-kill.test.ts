@@ -16,7 +16,8 @@ import { test, type TestContext } from 'node:test'
 import type { Job, Store } from '../../src/index.js'
 import { SqliteStore } from '../../src/sqlite.js'
 import { jobFor } from '../fixtures/producer.js'
-import { postgresUnavailable, tempSchema } from '../helpers/postgres-harness.js'
+import { postgresUnreachableReason, tempSchema } from '../helpers/postgres-harness.js'
+import { skipUnlessAvailable } from '../helpers/services.js'
 import { allJobs } from '../helpers/store-harness.js'
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/producer.ts', import.meta.url))
@@ -159,11 +160,11 @@ test('every enqueue that resolved is in the store after the producer is SIGKILLe
   await killAndCheck(t, `sqlite://${dbPath}`, ROUNDS, () => SqliteStore.open({ path: dbPath }))
 })
 
-const postgresSkip = await postgresUnavailable()
+const postgresOptions = skipUnlessAvailable(await postgresUnreachableReason())
 
 test(
   'every enqueue that resolved is in PostgreSQL after the producer is SIGKILLed at random moments',
-  postgresSkip === null ? {} : { skip: postgresSkip },
+  postgresOptions,
   async (t) => {
     const schema = tempSchema(t)
     await schema.open()

@@ -9,7 +9,8 @@ import { test } from 'node:test'
 
 import { createClient, type JobSpec } from '../../src/index.js'
 import type { ScriptPayload } from '../fixtures/handlers/scripted.js'
-import { skipUnlessPostgres, tempSchema } from '../helpers/postgres-harness.js'
+import { postgresUnreachableReason, tempSchema } from '../helpers/postgres-harness.js'
+import { whenAvailable } from '../helpers/services.js'
 import {
   allJobs,
   createWorker,
@@ -20,7 +21,7 @@ import {
   waitForEvent,
 } from '../helpers/worker-helpers.js'
 
-if (!(await skipUnlessPostgres('PostgreSQL worker SIGKILL'))) {
+await whenAvailable(postgresUnreachableReason(), () => {
   test('jobs of a SIGKILLed worker process on PostgreSQL complete on another worker once their leases expire', async (t) => {
     const { open, url } = tempSchema(t)
     const store = await open()
@@ -91,4 +92,4 @@ if (!(await skipUnlessPostgres('PostgreSQL worker SIGKILL'))) {
     }
     assert.deepEqual(errors, [])
   })
-}
+})

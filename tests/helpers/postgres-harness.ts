@@ -3,11 +3,11 @@
  * schema of its own, with a random name, for every harness. A schema is created by the store's own
  * migration and dropped when the harness closes; nothing else on the server is touched.
  *
- * When the server cannot be reached, a test file is skipped with the reason, except under CI
- * (CI=true), where that is a failure: a CI run must never pass by skipping PostgreSQL.
+ * When the server cannot be reached, tests/helpers/services.ts says what happens: skipped with the
+ * reason, or a failure under CI.
  */
 import { randomBytes } from 'node:crypto'
-import { test, type TestContext } from 'node:test'
+import type { TestContext } from 'node:test'
 import pg from 'pg'
 
 import { PostgresStore, type PostgresStoreOptions } from '../../src/postgres.js'
@@ -47,29 +47,16 @@ export async function dropSchema(schema: string): Promise<void> {
   await adminQuery(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
 }
 
-/**
- * Why PostgreSQL tests cannot run here, or null when they can. Under CI it throws instead: an
- * unreachable server must fail the run.
- */
-export async function postgresUnavailable(): Promise<string | null> {
-  try {
-    await adminQuery('SELECT 1')
-    return null
-  } catch (error) {
-    const reason = `PostgreSQL is not reachable at ${redact(POSTGRES_URL)} (${(error as Error).message}); set FERRY_TEST_POSTGRES_URL`
-    if (process.env.CI === 'true') {
-      throw new Error(`${reason}: under CI this is a failure, not a skip`, { cause: error })
-    }
-    return reason
-  }
-}
+let reachable: Promise<string | null> | null = null
 
-/** For a test file: when PostgreSQL is unreachable, one visibly skipped test stands for the file. */
-export async function skipUnlessPostgres(title: string): Promise<boolean> {
-  const reason = await postgresUnavailable()
-  if (reason === null) return false
-  test(title, { skip: reason }, () => {})
-  return true
+/** Null when the test server answers, else why not (for tests/helpers/services.ts). */
+export function postgresUnreachableReason(): Promise<string | null> {
+  reachable ??= adminQuery('SELECT 1').then(
+    () => null,
+    (error: unknown) =>
+      `PostgreSQL is not reachable at ${redact(POSTGRES_URL)} (${(error as Error).message}); set FERRY_TEST_POSTGRES_URL`,
+  )
+  return reachable
 }
 
 export interface PostgresHarnesses {

@@ -51,16 +51,7 @@ export function postgresBinDir(): string | null {
   }
 }
 
-/**
- * The skip reason for a test that needs a private server, when none can be started here; under CI
- * none: the test then runs and fails with the reason, since a CI run must not pass by skipping it.
- */
-export function privatePostgresSkip(): string | undefined {
-  const reason = privatePostgresUnavailable()
-  return reason === null || process.env.CI === 'true' ? undefined : reason
-}
-
-/** Why a private server cannot be started here, or null when it can. */
+/** Why a private server cannot be started here, or null when it can (for tests/helpers/services.ts). */
 export function privatePostgresUnavailable(): string | null {
   if (postgresBinDir() === null) {
     return `no initdb found (in ${DEBIAN_ROOT}/<version>/bin or through pg_config --bindir): install the PostgreSQL server`

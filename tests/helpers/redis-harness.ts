@@ -3,19 +3,20 @@
  * every test file and every other user of it. Isolation is by namespace: each harness gets a
  * namespace of its own and deletes its keys (SCAN MATCH + UNLINK) when it closes. Never FLUSHDB.
  *
- * When the server is unreachable, tests fail if CI is 'true' and are skipped visibly otherwise.
+ * When the server is unreachable, tests/helpers/services.ts says what happens: skipped with the
+ * reason, or a failure under CI.
  */
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { it } from 'node:test'
 import { Redis } from 'ioredis'
 
 import { startRedisServer, type OwnRedisServer } from '../../bench/lib/redis-server.js'
 import { RedisStore, type RedisStoreOptions } from '../../src/redis.js'
 import type { Store } from '../../src/store/store.js'
+import { skipUnlessAvailable } from './services.js'
 import type { CreateHarness, StoreHarness } from './store-harness.js'
 
 export type { OwnRedisServer }
@@ -44,25 +45,6 @@ export function redisUnreachableReason(): Promise<string | null> {
     }
   })()
   return reachable
-}
-
-/**
- * Runs `define` (which declares the file's tests) when Redis is reachable. Otherwise declares one
- * test that fails under CI=true and is skipped, with the reason, elsewhere.
- */
-export async function whenRedisReachable(define: () => void): Promise<void> {
-  const reason = await redisUnreachableReason()
-  if (reason === null) {
-    define()
-    return
-  }
-  if (process.env.CI === 'true') {
-    it('needs Redis (CI=true: an unreachable Redis fails the run)', () => {
-      throw new Error(reason)
-    })
-  } else {
-    it('needs Redis', { skip: reason }, () => {})
-  }
 }
 
 /** A namespace no other test run uses: tag, process id and random bits. */
@@ -141,14 +123,16 @@ export function redisHarness(tag: string, target: RedisTarget = { url: TEST_REDI
   }
 }
 
-/**
- * `{}` when the `redis-server` binary runs here, else `{ skip: reason }` for a test that needs a
- * server of its own; under CI=true a missing binary is not skipped (the test fails instead).
- */
-export function ownServerOptions(): { skip?: string } {
+/** Null when the `redis-server` binary runs here (a test can start a server of its own), else why not. */
+export function redisServerMissingReason(): string | null {
   const probe = spawnSync('redis-server', ['--version'], { encoding: 'utf8' })
-  if (probe.status === 0 || process.env.CI === 'true') return {}
-  return { skip: `the redis-server binary is not available (${probe.error?.message ?? probe.stderr})` }
+  if (probe.status === 0) return null
+  return `the redis-server binary is not available (${probe.error?.message ?? probe.stderr})`
+}
+
+/** Options for a test that starts a redis-server of its own (tests/helpers/services.ts). */
+export function ownServerOptions(): { skip?: string } {
+  return skipUnlessAvailable(redisServerMissingReason())
 }
 
 /**

@@ -15,11 +15,12 @@ import {
   adminQuery,
   dropSchema,
   POSTGRES_URL,
-  skipUnlessPostgres,
+  postgresUnreachableReason,
   tempSchema,
   testSchemaName,
 } from '../helpers/postgres-harness.js'
-import { privatePostgres, privatePostgresSkip } from '../helpers/private-postgres.js'
+import { skipUnlessAvailable, whenAvailable } from '../helpers/services.js'
+import { privatePostgres, privatePostgresUnavailable } from '../helpers/private-postgres.js'
 import { allJobs, newJob, within } from '../helpers/store-harness.js'
 import { defer } from '../helpers/worker-helpers.js'
 
@@ -45,7 +46,7 @@ async function claimWithin(store: Store, ms: number): Promise<string[]> {
   }
 }
 
-if (!(await skipUnlessPostgres('PostgresStore'))) {
+await whenAvailable(postgresUnreachableReason(), () => {
   test('an enqueue with { tx } writes nothing when the transaction rolls back', async (t) => {
     const { open } = tempSchema(t)
     const store = await open()
@@ -299,7 +300,7 @@ if (!(await skipUnlessPostgres('PostgresStore'))) {
   // On a server of the test's own: restarting the shared one would disturb every other test.
   test(
     'a waiting worker keeps consuming after the server restarts',
-    { skip: privatePostgresSkip() },
+    skipUnlessAvailable(privatePostgresUnavailable()),
     async (t) => {
       const server = await privatePostgres(t)
       const open = async (): Promise<PostgresStore> => {
@@ -342,4 +343,4 @@ if (!(await skipUnlessPostgres('PostgresStore'))) {
       assert.deepEqual(await claimWithin(worker, 1000), [next!.id])
     },
   )
-}
+})

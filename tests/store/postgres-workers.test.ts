@@ -8,7 +8,8 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 
 import { createClient, type JobSpec } from '../../src/index.js'
-import { skipUnlessPostgres, tempSchema } from '../helpers/postgres-harness.js'
+import { postgresUnreachableReason, tempSchema } from '../helpers/postgres-harness.js'
+import { whenAvailable } from '../helpers/services.js'
 import { allJobs } from '../helpers/store-harness.js'
 import { REPO_ROOT, spawnFerry, waitFor, WORKER_STARTED } from '../helpers/worker-helpers.js'
 
@@ -16,7 +17,7 @@ const OK_HANDLERS = join(REPO_ROOT, 'tests', 'fixtures', 'executor-handlers', 'o
 const PROCESSES = 4
 const JOBS = 2000
 
-if (!(await skipUnlessPostgres('PostgreSQL worker processes'))) {
+await whenAvailable(postgresUnreachableReason(), () => {
   test(`${PROCESSES} worker processes on one schema run each of ${JOBS} jobs exactly once`, async (t) => {
     const { open, url } = tempSchema(t)
     const store = await open()
@@ -55,4 +56,4 @@ if (!(await skipUnlessPostgres('PostgreSQL worker processes'))) {
     t.diagnostic(`jobs per process: ${[...byPid.values()].join(', ')}`)
     assert.ok(byPid.size >= 2, `the work was shared (${byPid.size} process ran jobs)`)
   })
-}
+})

@@ -10,13 +10,14 @@ import { describe, it } from 'node:test'
 import { createClient } from '../../src/client/client.js'
 import { RedisStore } from '../../src/redis.js'
 import { allJobs } from '../helpers/store-harness.js'
-import { ownServerOptions, startOwnRedisServer, whenRedisReachable } from '../helpers/redis-harness.js'
+import { ownServerOptions, startOwnRedisServer, redisUnreachableReason } from '../helpers/redis-harness.js'
+import { whenAvailable } from '../helpers/services.js'
 import { sleep, withTimeout } from '../helpers/worker-helpers.js'
 
 /** Producers enqueueing at once, each one job after the other, and one enqueueMany batch producer. */
 const PRODUCERS = 8
 
-await whenRedisReachable(() => {
+await whenAvailable(redisUnreachableReason(), () => {
   describe('RedisStore durability (own redis-server, appendfsync always)', () => {
     it(
       'keeps every acknowledged enqueue when redis-server is SIGKILLed mid-stream',

@@ -17,15 +17,16 @@ import {
   openTestStore,
   TEST_REDIS_URL,
   uniqueNamespace,
-  whenRedisReachable,
+  redisUnreachableReason,
 } from '../helpers/redis-harness.js'
+import { whenAvailable } from '../helpers/services.js'
 import { defer, REPO_ROOT, waitFor } from '../helpers/worker-helpers.js'
 
 const WORKERS = 3
 const JOBS = 2000
 const BATCH = 100
 
-await whenRedisReachable(() => {
+await whenAvailable(redisUnreachableReason(), () => {
   describe('RedisStore with many worker processes', () => {
     it('runs every job exactly once', async (t) => {
       const namespace = uniqueNamespace('exactly-once')

@@ -16,8 +16,9 @@ import {
   openTestStore,
   TEST_REDIS_URL,
   uniqueNamespace,
-  whenRedisReachable,
+  redisUnreachableReason,
 } from '../helpers/redis-harness.js'
+import { whenAvailable } from '../helpers/services.js'
 import { defer } from '../helpers/worker-helpers.js'
 
 const LEASE = { leaseMs: 60_000, workerId: 'w' }
@@ -30,7 +31,7 @@ async function freshStore(t: Parameters<typeof defer>[0]): Promise<{ store: Redi
   return { store, namespace }
 }
 
-await whenRedisReachable(() => {
+await whenAvailable(redisUnreachableReason(), () => {
   describe('RedisStore input safety', () => {
     it('keeps queues apart whose names look like keys or key prefixes', async (t) => {
       const { store } = await freshStore(t)

@@ -16,13 +16,14 @@ import {
   startOwnRedisServer,
   TEST_REDIS_URL,
   uniqueNamespace,
-  whenRedisReachable,
+  redisUnreachableReason,
 } from '../helpers/redis-harness.js'
+import { whenAvailable } from '../helpers/services.js'
 import { defer, sleep, startWorker, waitForEvent } from '../helpers/worker-helpers.js'
 
 const JOB = 'reconnect.job'
 
-await whenRedisReachable(() => {
+await whenAvailable(redisUnreachableReason(), () => {
   describe('RedisStore reconnects', () => {
     it('runs a job enqueued after its connections were killed by the server', async (t) => {
       const namespace = uniqueNamespace('reconnect')
