@@ -17,7 +17,8 @@ export interface StoreCapabilities {
   /**
    * How the Client's group commit cuts what it gathered in one tick: at most `maxItems` jobs per
    * enqueue call (one caller's enqueueMany is never split, so it stays atomic) and `maxInFlight`
-   * calls at once, so a server store works on one batch while the next is being encoded.
+   * calls at once, so a server store works on one batch while the next is being encoded. Calls
+   * in flight together must commit in the order sent, so that ids follow the enqueue order.
    */
   enqueueBatch: { maxItems: number; maxInFlight: number }
 }

@@ -120,9 +120,6 @@ export const DEFAULT_SCHEMA = 'ferry'
 const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,47}$/
 const LATEST_VERSION = migrations.reduce((max, m) => Math.max(max, m.version), 0)
 const PURGE_CHUNK = 10_000
-/** Group commit (capabilities.enqueueBatch): jobs per enqueue call, and calls (connections) at once. */
-const ENQUEUE_CHUNK = 2500
-const ENQUEUE_IN_FLIGHT = 4
 const ID_PATTERN = /^[1-9]\d{0,17}$/
 /** A waiting worker re-checks its queues this often even when no notification came: a safety net
  * only (a notification that cannot arrive, e.g. from a server that lost it), not the wake-up path. */
@@ -146,9 +143,11 @@ export class PostgresStore implements Store {
   readonly capabilities: StoreCapabilities = {
     crossProcessWake: 'listen-notify',
     transactionalEnqueue: true,
-    // Each call takes a pooled connection: cut in ENQUEUE_CHUNK pieces, the server inserts them
-    // in parallel backends while this process binds the next.
-    enqueueBatch: { maxItems: ENQUEUE_CHUNK, maxInFlight: ENQUEUE_IN_FLIGHT },
+    // One statement per tick, one at a time: calls on several pooled connections would commit,
+    // and draw their ids, in any order, and ids must follow the order jobs were enqueued in
+    // (FIFO). Cutting 10,000 jobs into 4 × 2,500 on 4 connections saved 0.03 s of 0.21 s
+    // (postgres-enqueue, load 0.5): not worth the order.
+    enqueueBatch: { maxItems: Infinity, maxInFlight: 1 },
   }
   readonly schema: string
 

@@ -177,8 +177,8 @@ export class RedisStore implements Store {
   readonly capabilities: StoreCapabilities = {
     crossProcessWake: 'pubsub',
     transactionalEnqueue: false,
-    // Calls on one connection run in order; cut in ENQUEUE_CHUNK pieces, Redis runs one script
-    // while this process encodes the next.
+    // Scripts sent on one connection run in the order sent, so ids still follow the enqueue
+    // order; cut in ENQUEUE_CHUNK pieces, Redis runs one script while this process encodes the next.
     enqueueBatch: { maxItems: ENQUEUE_CHUNK, maxInFlight: ENQUEUE_IN_FLIGHT },
   }
   readonly keys: RedisKeys
