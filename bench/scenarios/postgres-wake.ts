@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { startPostgresWorker, withBenchSchema } from '../lib/postgres.js'
+import { BENCH_POSTGRES_URL, startPostgresWorker, withBenchSchema } from '../lib/postgres.js'
 import { percentile } from '../lib/stats.js'
 import type { Figure, ScenarioDef } from '../lib/types.js'
+import { postgresWakeFloor } from '../lib/wake-floor.js'
 
 const WARMUP_SAMPLES = 2
 const SETTLE_MS = 500
@@ -14,7 +15,9 @@ const SAMPLE_TIMEOUT_MS = 10_000
  * `ferry work` child (handler bench.wake prints process.hrtime.bigint() as its first act) and this
  * process enqueuing one job at a time with client.enqueue(), the clock read just before the call.
  * The path: the enqueue's commit, NOTIFY to the child's listening connection, its claim, the
- * handler. Each sample waits until the job is completed in the store, then 5–20 ms more.
+ * handler. Each sample waits until the job is completed in the store, then 5–20 ms more. Then the
+ * floor (bench/lib/wake-floor.ts): what a bare committed INSERT and its NOTIFY cost with the same
+ * gaps, which no wake-up can beat.
  */
 export async function postgresWake(samples: number): Promise<Figure[]> {
   return withBenchSchema(async (bench) => {
@@ -53,6 +56,10 @@ export async function postgresWake(samples: number): Promise<Figure[]> {
     } finally {
       await worker.stop()
     }
+    const floor = await postgresWakeFloor(BENCH_POSTGRES_URL, bench.schema, samples, {
+      minMs: GAP_MIN_MS,
+      maxMs: GAP_MAX_MS,
+    })
     return [
       {
         key: 'p50',
@@ -76,6 +83,13 @@ export async function postgresWake(samples: number): Promise<Figure[]> {
         key: 'commit.p50',
         label: 'of which enqueue → enqueue resolved (committed), p50 [postgres]',
         value: percentile(commit, 50),
+        unit: 'ms',
+      },
+      {
+        key: 'floor.p50',
+        label:
+          'floor: an INSERT + NOTIFY (committed) → heard on another connection, same gaps, p50 [postgres]',
+        value: percentile(floor, 50),
         unit: 'ms',
       },
     ]

@@ -8,6 +8,7 @@ import {
 } from '../lib/redis.js'
 import { percentile } from '../lib/stats.js'
 import type { Figure, ScenarioDef } from '../lib/types.js'
+import { redisWakeFloor } from '../lib/wake-floor.js'
 
 const WARMUP_SAMPLES = 2
 const SETTLE_MS = 500
@@ -22,6 +23,8 @@ const SAMPLE_TIMEOUT_MS = 10_000
  * process.hrtime.bigint() (CLOCK_MONOTONIC, shared by both processes), read here just before
  * client.enqueue() and in the child as the handler's first act. Each sample waits until the job is
  * completed (the worker is idle again), then 5–20 ms more; 2 warm-up samples are not counted.
+ * Then the floor (bench/lib/wake-floor.ts): what a bare durable write and a message cost with the
+ * same gaps, which no wake-up can beat.
  */
 export async function redisWake(samples: number): Promise<Figure[]> {
   return withBenchRedis('redis-wake', async (server) => {
@@ -52,6 +55,7 @@ export async function redisWake(samples: number): Promise<Figure[]> {
           await sleep(GAP_MIN_MS + Math.random() * (GAP_MAX_MS - GAP_MIN_MS))
         }
       })
+      const floor = await redisWakeFloor(server.url, samples, { minMs: GAP_MIN_MS, maxMs: GAP_MAX_MS })
       return [
         {
           key: 'p50',
@@ -75,6 +79,12 @@ export async function redisWake(samples: number): Promise<Figure[]> {
           key: 'commit.p50',
           label: 'of which enqueue → enqueue resolved (AOF fsynced), p50',
           value: percentile(commit, 50),
+          unit: 'ms',
+        },
+        {
+          key: 'floor.p50',
+          label: 'floor: a SET + PUBLISH script (fsynced) → heard on another connection, same gaps, p50',
+          value: percentile(floor, 50),
           unit: 'ms',
         },
       ] satisfies Figure[]
