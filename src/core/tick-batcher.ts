@@ -49,6 +49,11 @@ export class TickBatcher<In, Out> {
     return new Promise((resolve, reject) => this.add({ items, resolve, reject }))
   }
 
+  /** Whether calls are waiting for a flush that has not started yet. */
+  get hasPending(): boolean {
+    return this.pending.length > 0
+  }
+
   /** Resolves once everything submitted so far has been flushed (or failed). */
   async drain(): Promise<void> {
     while (this.scheduled || this.inFlight.size > 0) {

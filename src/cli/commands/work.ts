@@ -14,6 +14,7 @@ interface WorkFlags {
   handlers: string
   queues: string
   concurrency: string
+  prefetch: string
   limit?: string
   timeLimit?: string
   memoryLimit?: string
@@ -38,6 +39,7 @@ export function registerWork(program: Command): void {
     .requiredOption('--handlers <module>', 'module whose default export maps job names to handler functions')
     .option('--queues <a,b,c>', 'queues in strict priority order', 'default')
     .option('--concurrency <n>', 'jobs run at once', '10')
+    .option('--prefetch <n>', 'jobs claimed ahead and held for the next free slot (for many short jobs)', '0')
     .option('--limit <n>', 'stop after this many jobs')
     .option('--time-limit <duration>', 'stop after running this long: 60s, 10m, 1h')
     .option('--memory-limit <size>', 'stop once resident memory passes this: 512MB')
@@ -56,6 +58,7 @@ export function registerWork(program: Command): void {
         handlers: flags.handlers,
         queues: flags.queues.split(',').map((queue) => queue.trim()),
         concurrency: toInteger(flags.concurrency, '--concurrency'),
+        prefetch: toInteger(flags.prefetch, '--prefetch'),
         leaseMs: parseDuration(flags.lease, '--lease'),
       }
       if (flags.limit !== undefined) options.jobLimit = toInteger(flags.limit, '--limit')

@@ -1,0 +1,152 @@
+/**
+ * prefetch: a worker claims jobs ahead and holds them for its next free slot. It never runs more
+ * than `concurrency` at once, renews the leases of the jobs it holds, counts them against its job
+ * limit, and gives them back when it stops: ready again in their place, the attempt unused.
+ */
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+
+import { createClient, ValidationError, Worker } from '../../src/index.js'
+import {
+  allJobs,
+  createWorker,
+  deferred,
+  sleep,
+  stopWorker,
+  tempStore,
+  waitFor,
+  waitForEvent,
+} from '../helpers/worker-helpers.js'
+
+test('a worker holds up to `prefetch` jobs ahead and runs at most `concurrency` at once', async (t) => {
+  const { store } = await tempStore(t)
+  const client = createClient({ store })
+  await client.enqueueMany(Array.from({ length: 10 }, (_, n) => ({ name: 'step', payload: { n } })))
+
+  const release = deferred()
+  let running = 0
+  let mostAtOnce = 0
+  const { worker, errors } = createWorker(t, {
+    store,
+    concurrency: 2,
+    prefetch: 3,
+    handlers: {
+      step: async () => {
+        mostAtOnce = Math.max(mostAtOnce, ++running)
+        await release.promise
+        running--
+      },
+    },
+  })
+  await worker.start()
+  await waitFor(async () => (await store.stats())[0]?.active === 5, 5000, 'two running and three held jobs')
+  assert.equal(worker.activeCount, 2)
+
+  release.resolve()
+  await waitFor(async () => (await store.stats())[0]?.completed === 10, 5000, 'every job completed')
+  assert.equal(mostAtOnce, 2)
+  assert.deepEqual(errors, [])
+})
+
+test('a stopping worker gives back the jobs it held: ready in their place, attempt unused', async (t) => {
+  const { store } = await tempStore(t)
+  const client = createClient({ store })
+  const ids = await Promise.all([1, 2, 3].map(async (n) => (await client.enqueue('step', { n })).id))
+
+  const release = deferred()
+  const { worker, errors } = createWorker(t, {
+    store,
+    concurrency: 1,
+    prefetch: 2,
+    handlers: { step: async () => await release.promise },
+  })
+  const claimed = waitForEvent(worker, 'job:claimed')
+  await worker.start()
+  await claimed
+  await waitFor(async () => (await store.stats())[0]?.active === 3, 5000, 'one running and two held jobs')
+
+  const stop = stopWorker(worker)
+  await sleep(20)
+  release.resolve()
+  assert.equal(await stop, 'requested')
+
+  const jobs = await allJobs(store)
+  assert.deepEqual(
+    jobs.map((job) => [job.id, job.state, job.attempts]),
+    [
+      [ids[0], 'completed', 1],
+      [ids[1], 'ready', 0],
+      [ids[2], 'ready', 0],
+    ],
+  )
+  // Back in their place: a claim takes them in enqueue order.
+  const next = await store.claim({ queues: ['default'], limit: 2, leaseMs: 10_000, workerId: 'other' })
+  assert.deepEqual(
+    next.map((job) => job.id),
+    [ids[1], ids[2]],
+  )
+  assert.deepEqual(errors, [])
+})
+
+test('held jobs keep their leases while they wait longer than a lease', async (t) => {
+  const { store } = await tempStore(t)
+  const client = createClient({ store })
+  await client.enqueueMany([1, 2].map((n) => ({ name: 'slow', payload: { n } })))
+
+  const { worker, errors } = createWorker(t, {
+    store,
+    concurrency: 1,
+    prefetch: 1,
+    leaseMs: 300,
+    recoverIntervalMs: 50,
+    handlers: { slow: async () => await sleep(1000) },
+  })
+  const lost: string[] = []
+  worker.on('job:lease-lost', (job) => lost.push(job.id))
+  await worker.start()
+  await waitFor(async () => (await store.stats())[0]?.completed === 2, 10_000, 'both jobs completed')
+
+  assert.deepEqual(lost, [])
+  const jobs = await allJobs(store)
+  assert.deepEqual(
+    jobs.map((job) => job.attempts),
+    [1, 1],
+    'each job ran once: the held one was not recovered while it waited',
+  )
+  assert.deepEqual(errors, [])
+})
+
+test('held jobs count against the job limit: exactly `jobLimit` jobs run, the rest stay ready', async (t) => {
+  const { store } = await tempStore(t)
+  const client = createClient({ store })
+  await client.enqueueMany(Array.from({ length: 8 }, (_, n) => ({ name: 'step', payload: { n } })))
+
+  const { worker, errors } = createWorker(t, {
+    store,
+    concurrency: 1,
+    prefetch: 5,
+    jobLimit: 3,
+    handlers: { step: async () => await sleep(5) },
+  })
+  await worker.start()
+  assert.equal(await worker.stopped, 'job-limit')
+
+  const jobs = await allJobs(store)
+  assert.equal(jobs.filter((job) => job.state === 'completed').length, 3)
+  assert.deepEqual(
+    jobs.filter((job) => job.state !== 'completed').map((job) => [job.state, job.attempts]),
+    Array.from({ length: 5 }, () => ['ready', 0]),
+  )
+  assert.deepEqual(errors, [])
+})
+
+test('a prefetch that is not a whole number from 0 to 10,000 is refused, naming prefetch', async (t) => {
+  const { store } = await tempStore(t)
+  for (const prefetch of [-1, 1.5, 10_001, Number.NaN]) {
+    assert.throws(
+      () => new Worker({ store, handlers: {}, prefetch }),
+      (error: unknown) => error instanceof ValidationError && error.field === 'prefetch',
+      String(prefetch),
+    )
+  }
+})
