@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 
 import { createClient } from '../src/index.js'
-import { freshStore, STORES } from './bad-input/stores.js'
+import { freshStore, STORES } from './helpers/stores.js'
 import { compareIds } from './helpers/store-harness.js'
 
 const JOBS = 2600

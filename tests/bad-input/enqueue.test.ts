@@ -9,7 +9,7 @@ import { describe, test } from 'node:test'
 import { createClient, ValidationError, type EnqueueOptions } from '../../src/index.js'
 import { runFerry } from '../cli/cli-harness.js'
 import { allJobs } from '../helpers/store-harness.js'
-import { freshStore, STORES, urlOf } from './stores.js'
+import { freshStore, STORES, urlOf } from '../helpers/stores.js'
 
 const ONE_MIB = 1024 * 1024
 

@@ -18,7 +18,7 @@ import { createClient, type Job, type JobError, type Store } from '../../src/ind
 import { createExecutor, type ExecutionStrategy } from '../../src/worker/executors/create-executor.js'
 import { allJobs } from '../helpers/store-harness.js'
 import { createWorker, readPid, stopWorker, waitFor, withTimeout } from '../helpers/worker-helpers.js'
-import { freshStore, STORES, urlOf, type StoreUnderTest } from './stores.js'
+import { freshStore, STORES, urlOf, type StoreUnderTest } from '../helpers/stores.js'
 
 const BAD_HANDLERS = fileURLToPath(new URL('./bad-handlers.mjs', import.meta.url))
 const FERRY_MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))

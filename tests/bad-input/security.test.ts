@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url'
 import { createClient, ValidationError } from '../../src/index.js'
 import { allJobs } from '../helpers/store-harness.js'
 import { createWorker, stopWorker, waitFor } from '../helpers/worker-helpers.js'
-import { freshStore, STORES } from './stores.js'
+import { freshStore, STORES } from '../helpers/stores.js'
 
 /** Strings that would change a statement or a script if they were ever spliced into one. */
 const INJECTIONS = [

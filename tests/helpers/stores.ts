@@ -1,15 +1,16 @@
 /**
- * The stores the bad-input suite runs against: one line each. A store's harness lives in
+ * Every store, for the suites that run the same tests on each (bad input, group commit, worker
+ * SIGKILL): one line each. A store's harness lives in
  * tests/helpers/<store>-harness.ts and exports a CreateHarness (with `url` set, so the tests that
  * run `ferry` in another process can reach the same data).
  */
 import { after, type TestContext } from 'node:test'
 
-import { postgresHarnesses, postgresUnreachableReason } from '../helpers/postgres-harness.js'
-import { redisHarness, redisUnreachableReason } from '../helpers/redis-harness.js'
-import { skipUnlessAvailable } from '../helpers/services.js'
-import { createSqliteHarness } from '../helpers/sqlite-harness.js'
-import type { CreateHarness, StoreHarness } from '../helpers/store-harness.js'
+import { postgresHarnesses, postgresUnreachableReason } from './postgres-harness.js'
+import { redisHarness, redisUnreachableReason } from './redis-harness.js'
+import { skipUnlessAvailable } from './services.js'
+import { createSqliteHarness } from './sqlite-harness.js'
+import type { CreateHarness, StoreHarness } from './store-harness.js'
 
 export interface StoreUnderTest {
   name: string
