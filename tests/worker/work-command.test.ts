@@ -72,6 +72,35 @@ test('ferry work --limit 2 stops after two jobs and leaves the rest ready', asyn
   assert.ok((await allJobs(store)).slice(2).every((job) => job.attempts === 0))
 })
 
+test('ferry work --prefetch 3 --limit 2 runs two jobs and gives back the ones it held, unused', async (t) => {
+  const { store, url } = await tempStore(t)
+  await createClient({ store }).enqueueMany([1, 2, 3, 4, 5, 6].map(quick))
+  const exit = await runFerry(t, [
+    '--store',
+    url,
+    'work',
+    '--handlers',
+    SCRIPTED,
+    '--concurrency',
+    '1',
+    '--prefetch',
+    '3',
+    '--limit',
+    '2',
+  ])
+
+  assert.equal(exit.code, 0, exit.stderr)
+  assert.match(exit.stderr, /stopped \(job-limit\): 2 completed/)
+  assert.deepEqual(await statesOf(store), ['completed', 'completed', 'ready', 'ready', 'ready', 'ready'])
+  assert.ok((await allJobs(store)).slice(2).every((job) => job.attempts === 0))
+})
+
+test('ferry work refuses a prefetch that is not a whole number from 0, in one line, exit 2', async (t) => {
+  const { url } = await tempStore(t)
+  const exit = await runFerry(t, ['--store', url, 'work', '--handlers', SCRIPTED, '--prefetch', '-1'])
+  assertOneLineError(exit, /prefetch: must be an integer from 0 to 10000/)
+})
+
 test('ferry work --time-limit 1s stops after a second', async (t) => {
   const { url } = await tempStore(t)
   const ferry = spawnFerry(t, ['--store', url, 'work', '--handlers', SCRIPTED, '--time-limit', '1s'])
