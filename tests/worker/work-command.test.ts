@@ -61,39 +61,19 @@ test('an idle ferry work process runs a job enqueued by another process within 2
   assert.equal((await ferry.waitForExit(5000)).code, 0)
 })
 
-test('ferry work --limit 2 stops after two jobs and leaves the rest ready', async (t) => {
-  const { store, url } = await tempStore(t)
-  await createClient({ store }).enqueueMany([1, 2, 3, 4, 5].map(quick))
-  const exit = await runFerry(t, ['--store', url, 'work', '--handlers', SCRIPTED, '--limit', '2'])
+for (const extra of [[], ['--concurrency', '1', '--prefetch', '3']]) {
+  test(`ferry work --limit 2 ${extra.join(' ')} stops after two jobs and leaves the rest ready, attempts unused`, async (t) => {
+    const { store, url } = await tempStore(t)
+    await createClient({ store }).enqueueMany([1, 2, 3, 4, 5, 6].map(quick))
+    const exit = await runFerry(t, ['--store', url, 'work', '--handlers', SCRIPTED, '--limit', '2', ...extra])
 
-  assert.equal(exit.code, 0, exit.stderr)
-  assert.match(exit.stderr, /stopped \(job-limit\): 2 completed/)
-  assert.deepEqual(await statesOf(store), ['completed', 'completed', 'ready', 'ready', 'ready'])
-  assert.ok((await allJobs(store)).slice(2).every((job) => job.attempts === 0))
-})
-
-test('ferry work --prefetch 3 --limit 2 runs two jobs and gives back the ones it held, unused', async (t) => {
-  const { store, url } = await tempStore(t)
-  await createClient({ store }).enqueueMany([1, 2, 3, 4, 5, 6].map(quick))
-  const exit = await runFerry(t, [
-    '--store',
-    url,
-    'work',
-    '--handlers',
-    SCRIPTED,
-    '--concurrency',
-    '1',
-    '--prefetch',
-    '3',
-    '--limit',
-    '2',
-  ])
-
-  assert.equal(exit.code, 0, exit.stderr)
-  assert.match(exit.stderr, /stopped \(job-limit\): 2 completed/)
-  assert.deepEqual(await statesOf(store), ['completed', 'completed', 'ready', 'ready', 'ready', 'ready'])
-  assert.ok((await allJobs(store)).slice(2).every((job) => job.attempts === 0))
-})
+    assert.equal(exit.code, 0, exit.stderr)
+    assert.match(exit.stderr, /stopped \(job-limit\): 2 completed/)
+    // With --prefetch, jobs it held beyond the limit went back unused.
+    assert.deepEqual(await statesOf(store), ['completed', 'completed', 'ready', 'ready', 'ready', 'ready'])
+    assert.ok((await allJobs(store)).slice(2).every((job) => job.attempts === 0))
+  })
+}
 
 test('ferry work refuses a prefetch that is not a whole number from 0, in one line, exit 2', async (t) => {
   const { url } = await tempStore(t)
