@@ -5,9 +5,9 @@ import type { SqliteDurability } from '../../src/sqlite.js'
 import { REPO_ROOT } from './temp.js'
 
 /** The `ferry` command, run from source as in development: `node --import tsx src/cli/main.ts`. */
-export const FERRY_CLI = join(REPO_ROOT, 'src', 'cli', 'main.ts')
+const FERRY_CLI = join(REPO_ROOT, 'src', 'cli', 'main.ts')
 /** The handler module the child workers load (bench.wake, bench.noop). */
-export const BENCH_HANDLERS = join(REPO_ROOT, 'bench', 'fixtures', 'handlers.ts')
+const BENCH_HANDLERS = join(REPO_ROOT, 'bench', 'fixtures', 'handlers.ts')
 
 /** `ferry work` prints this on stderr once worker.start() has resolved. */
 const READY_LINE = /^ferry: worker \S+ on /m
@@ -15,15 +15,15 @@ const READY_TIMEOUT_MS = 60_000
 const EXIT_TIMEOUT_MS = 5_000
 
 export interface ChildWorkerOptions {
-  /** Absolute path of the database, which should exist (migrated) already. */
-  dbPath: string
-  durability: SqliteDurability
+  /** The `--store` URL (the store should exist, migrated, already). */
+  storeUrl: string
   /**
    * The worker stops itself after this long (`--time-limit`): a watchdog, so a child outlives
    * this process by at most this much even if this process is SIGKILLed and cannot kill it.
    */
   timeLimitMs: number
   queues?: readonly string[]
+  concurrency?: number
 }
 
 export interface ChildWorker {
@@ -32,6 +32,13 @@ export interface ChildWorker {
   onLine(listener: (line: string) => void): void
   /** Throws, with the child's stderr, if it has exited. */
   assertAlive(): void
+  /** SIGTERM (the CLI stops gracefully), then SIGKILL if it has not exited within 5 s. */
+  stop(): Promise<void>
+}
+
+/** The `--store` URL of a SQLite database file. */
+export function sqliteStoreUrl(dbPath: string, durability: SqliteDurability): string {
+  return `sqlite://${dbPath}${durability === 'full' ? '' : `?durability=${durability}`}`
 }
 
 // Children alive now: killed when this process exits, whatever the path (an uncaught error,
@@ -44,27 +51,24 @@ function killAllNow(): void {
 }
 
 /**
- * Starts `ferry work --handlers bench/fixtures/handlers.ts --store sqlite:///<dbPath>` in a child
- * process, waits until it says it is running, calls fn, and stops the child however fn ends:
- * SIGTERM (the CLI stops gracefully), then SIGKILL if it has not exited within 5 s. The child has
- * exited when this returns or throws, so its database can be removed.
+ * Starts `ferry work --handlers bench/fixtures/handlers.ts --store <storeUrl>` in a child process
+ * and resolves once it says it is running. Once `stop()` resolves the child has exited, so its
+ * database can be removed.
  */
-export async function withChildWorker<T>(
-  options: ChildWorkerOptions,
-  fn: (child: ChildWorker) => Promise<T>,
-): Promise<T> {
-  const store = `sqlite://${options.dbPath}${options.durability === 'full' ? '' : `?durability=${options.durability}`}`
+export async function startChildWorker(options: ChildWorkerOptions): Promise<ChildWorker> {
   const args = [
     '--import',
     'tsx',
     FERRY_CLI,
     '--store',
-    store,
+    options.storeUrl,
     'work',
     '--handlers',
     BENCH_HANDLERS,
     '--queues',
     (options.queues ?? ['default']).join(','),
+    '--concurrency',
+    String(options.concurrency ?? 10),
     '--time-limit',
     `${Math.ceil(options.timeLimitMs / 1000)}s`,
   ]
@@ -86,6 +90,15 @@ export async function withChildWorker<T>(
   const hasExited = (): boolean => child.exitCode !== null || child.signalCode !== null
   const describeExit = (): string =>
     `the child worker exited (code ${child.exitCode}, signal ${child.signalCode}); stderr:\n${stderr}`
+  const stop = async (): Promise<void> => {
+    if (!hasExited()) {
+      child.kill('SIGTERM')
+      const timer = setTimeout(() => child.kill('SIGKILL'), EXIT_TIMEOUT_MS)
+      await exited
+      clearTimeout(timer)
+    }
+    live.delete(child)
+  }
   try {
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(
@@ -118,21 +131,30 @@ export async function withChildWorker<T>(
       child.once('exit', onExit)
       child.once('error', onError)
     })
-    const lines = createInterface({ input: child.stdout!, crlfDelay: Infinity })
-    return await fn({
-      pid: child.pid!,
-      onLine: (listener) => lines.on('line', listener),
-      assertAlive: () => {
-        if (hasExited()) throw new Error(describeExit())
-      },
-    })
+  } catch (error) {
+    await stop()
+    throw error
+  }
+  const lines = createInterface({ input: child.stdout!, crlfDelay: Infinity })
+  return {
+    pid: child.pid!,
+    onLine: (listener) => lines.on('line', listener),
+    assertAlive: () => {
+      if (hasExited()) throw new Error(describeExit())
+    },
+    stop,
+  }
+}
+
+/** Runs fn with a child worker (startChildWorker), stopping it however fn ends. */
+export async function withChildWorker<T>(
+  options: ChildWorkerOptions,
+  fn: (child: ChildWorker) => Promise<T>,
+): Promise<T> {
+  const child = await startChildWorker(options)
+  try {
+    return await fn(child)
   } finally {
-    if (!hasExited()) {
-      child.kill('SIGTERM')
-      const timer = setTimeout(() => child.kill('SIGKILL'), EXIT_TIMEOUT_MS)
-      await exited
-      clearTimeout(timer)
-    }
-    live.delete(child)
+    await child.stop()
   }
 }

@@ -1,12 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { createRequire } from 'node:module'
-import { createInterface } from 'node:readline'
 import pg from 'pg'
 import { createClient, type Client } from '../../src/client/client.js'
 import { PostgresStore } from '../../src/postgres.js'
-import { BENCH_HANDLERS, FERRY_CLI } from './child-worker.js'
-import { REPO_ROOT } from './temp.js'
 
 /** The server the PostgreSQL scenarios use: FERRY_BENCH_POSTGRES_URL, else the tests' one. */
 export const BENCH_POSTGRES_URL =
@@ -64,85 +60,6 @@ export async function withBenchSchema<T>(fn: (bench: BenchSchema) => Promise<T>)
     for (const store of stores) await store.close()
     await adminClient.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
     await adminClient.end()
-  }
-}
-
-export interface PostgresChildWorker {
-  readonly pid: number
-  /** Every line the child prints on stdout (the handlers' reports). */
-  onLine(listener: (line: string) => void): void
-  assertAlive(): void
-  /** SIGTERM (a graceful stop), SIGKILL after 5 s; resolves once it exited. */
-  stop(): Promise<void>
-}
-
-const READY_LINE = /^ferry: worker \S+ on /m
-
-/**
- * Starts `ferry work --store <url> --handlers bench/fixtures/handlers.ts` in a child process and
- * resolves once it says it runs. `--time-limit` is a watchdog: it outlives this process by at most that.
- */
-export async function startPostgresWorker(
-  url: string,
-  { concurrency = 10, timeLimitMs = 300_000 }: { concurrency?: number; timeLimitMs?: number } = {},
-): Promise<PostgresChildWorker> {
-  const args = [
-    '--import',
-    'tsx',
-    FERRY_CLI,
-    '--store',
-    url,
-    'work',
-    '--handlers',
-    BENCH_HANDLERS,
-    '--concurrency',
-    String(concurrency),
-    '--time-limit',
-    `${Math.ceil(timeLimitMs / 1000)}s`,
-  ]
-  const child: ChildProcess = spawn(process.execPath, args, {
-    cwd: REPO_ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  const killNow = (): void => void child.kill('SIGKILL')
-  process.on('exit', killNow)
-  let stderr = ''
-  child.stderr!.setEncoding('utf8')
-  const exited = new Promise<void>((resolve) => {
-    child.once('exit', () => resolve())
-    child.once('error', () => resolve())
-  })
-  const hasExited = (): boolean => child.exitCode !== null || child.signalCode !== null
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the worker did not start in 60 s:\n${stderr}`)), 60_000)
-    child.stderr!.on('data', (chunk: string) => {
-      stderr += chunk
-      if (READY_LINE.test(stderr)) {
-        clearTimeout(timer)
-        resolve()
-      }
-    })
-    child.once('exit', () => {
-      clearTimeout(timer)
-      reject(new Error(`the worker exited (code ${child.exitCode}):\n${stderr}`))
-    })
-  })
-  const lines = createInterface({ input: child.stdout!, crlfDelay: Infinity })
-  return {
-    pid: child.pid!,
-    onLine: (listener) => lines.on('line', listener),
-    assertAlive: () => {
-      if (hasExited()) throw new Error(`the worker exited (code ${child.exitCode}):\n${stderr}`)
-    },
-    async stop() {
-      if (!hasExited()) {
-        child.kill('SIGTERM')
-        const timer = setTimeout(() => child.kill('SIGKILL'), 5000)
-        await exited
-        clearTimeout(timer)
-      }
-      process.off('exit', killNow)
-    },
   }
 }
 

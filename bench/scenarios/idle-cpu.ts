@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { SqliteStore } from '../../src/sqlite.js'
-import { withChildWorker } from '../lib/child-worker.js'
+import { sqliteStoreUrl, withChildWorker } from '../lib/child-worker.js'
 import { clockTicksPerSecond, processCpuTicks, threadTotals, type ThreadTotals } from '../lib/proc.js'
 import { withTempDir } from '../lib/temp.js'
 import type { Figure, ScenarioDef } from '../lib/types.js'
@@ -37,7 +37,7 @@ export async function idleCpu(seconds: number): Promise<Figure[]> {
     // The database exists and is migrated before the worker starts, as in a deployment.
     await (await SqliteStore.open({ path: dbPath, durability: 'full' })).close()
     const timeLimitMs = SETTLE_MS + 2 * seconds * 1000 + 60_000
-    return withChildWorker({ dbPath, durability: 'full', timeLimitMs }, async (child) => {
+    return withChildWorker({ storeUrl: sqliteStoreUrl(dbPath, 'full'), timeLimitMs }, async (child) => {
       await sleep(SETTLE_MS)
       child.assertAlive()
       const start = read(child.pid)

@@ -1,11 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { JobSpec } from '../../src/client/client.js'
-import { startPostgresWorker, withBenchSchema, type PostgresChildWorker } from '../lib/postgres.js'
+import { enqueueNoops } from '../lib/noop-jobs.js'
+import { startChildWorker, type ChildWorker } from '../lib/child-worker.js'
+import { withBenchSchema } from '../lib/postgres.js'
 import type { Figure, ScenarioDef } from '../lib/types.js'
 
 const WORKERS = 2
 const CONCURRENCY = 32
-const SETUP_CHUNK = 10_000
 const STALL_TIMEOUT_MS = 60_000
 const fmt = (n: number): string => n.toLocaleString('en-US')
 
@@ -20,18 +20,13 @@ export async function postgresThroughput(size: number): Promise<Figure[]> {
   return withBenchSchema(async (bench) => {
     const client = await bench.client()
     const store = client.store
-    const workers: PostgresChildWorker[] = []
+    const workers: ChildWorker[] = []
     try {
       for (let i = 0; i < WORKERS; i++)
-        workers.push(await startPostgresWorker(bench.url, { concurrency: CONCURRENCY }))
-      for (let first = 0; first < size; first += SETUP_CHUNK) {
-        const count = Math.min(SETUP_CHUNK, size - first)
-        const specs: JobSpec[] = Array.from({ length: count }, (_, i) => ({
-          name: 'bench.noop',
-          payload: { seq: first + i },
-        }))
-        await client.enqueueMany(specs)
-      }
+        workers.push(
+          await startChildWorker({ storeUrl: bench.url, concurrency: CONCURRENCY, timeLimitMs: 300_000 }),
+        )
+      await enqueueNoops(client, size)
       let done = 0
       let lastProgressAt = Date.now()
       while (done < size) {

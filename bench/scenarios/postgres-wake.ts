@@ -1,14 +1,9 @@
-import { setTimeout as sleep } from 'node:timers/promises'
-import { BENCH_POSTGRES_URL, startPostgresWorker, withBenchSchema } from '../lib/postgres.js'
+import { withChildWorker } from '../lib/child-worker.js'
+import { BENCH_POSTGRES_URL, withBenchSchema } from '../lib/postgres.js'
 import { percentile } from '../lib/stats.js'
 import type { Figure, ScenarioDef } from '../lib/types.js'
 import { postgresWakeFloor } from '../lib/wake-floor.js'
-
-const WARMUP_SAMPLES = 2
-const SETTLE_MS = 500
-const GAP_MIN_MS = 5
-const GAP_MAX_MS = 20
-const SAMPLE_TIMEOUT_MS = 10_000
+import { sampleWakes, WAKE_GAP } from '../lib/wake-samples.js'
 
 /**
  * Wake-up latency across processes on PostgreSQL, as wake-latency measures it on SQLite: an idle
@@ -22,44 +17,10 @@ const SAMPLE_TIMEOUT_MS = 10_000
 export async function postgresWake(samples: number): Promise<Figure[]> {
   return withBenchSchema(async (bench) => {
     const client = await bench.client()
-    const worker = await startPostgresWorker(bench.url)
-    const wake: number[] = []
-    const commit: number[] = []
-    try {
-      const waiting = new Map<number, (startedNs: bigint) => void>()
-      worker.onLine((line) => {
-        const report = JSON.parse(line) as { seq: number; startedNs: string }
-        waiting.get(report.seq)?.(BigInt(report.startedNs))
-      })
-      await sleep(SETTLE_MS)
-      for (let seq = 0; seq < WARMUP_SAMPLES + samples; seq++) {
-        worker.assertAlive()
-        const started = new Promise<bigint>((resolve) => waiting.set(seq, resolve))
-        const t0 = process.hrtime.bigint()
-        const { id } = await client.enqueue('bench.wake', { seq })
-        const committedNs = process.hrtime.bigint()
-        let timer: NodeJS.Timeout | undefined
-        const startedNs = await Promise.race([
-          started,
-          new Promise<never>((_, reject) => {
-            timer = setTimeout(() => reject(new Error(`sample ${seq}: no start in 10 s`)), SAMPLE_TIMEOUT_MS)
-          }),
-        ]).finally(() => clearTimeout(timer))
-        waiting.delete(seq)
-        if (seq >= WARMUP_SAMPLES) {
-          wake.push(Number(startedNs - t0) / 1e6)
-          commit.push(Number(committedNs - t0) / 1e6)
-        }
-        while ((await client.store.getJob(id))?.state !== 'completed') await sleep(1)
-        await sleep(GAP_MIN_MS + Math.random() * (GAP_MAX_MS - GAP_MIN_MS))
-      }
-    } finally {
-      await worker.stop()
-    }
-    const floor = await postgresWakeFloor(BENCH_POSTGRES_URL, bench.schema, samples, {
-      minMs: GAP_MIN_MS,
-      maxMs: GAP_MAX_MS,
-    })
+    const { wake, commit } = await withChildWorker({ storeUrl: bench.url, timeLimitMs: 300_000 }, (child) =>
+      sampleWakes(child, client, samples),
+    )
+    const floor = await postgresWakeFloor(BENCH_POSTGRES_URL, bench.schema, samples, WAKE_GAP)
     return [
       {
         key: 'p50',

@@ -1,12 +1,7 @@
-import type { JobSpec } from '../../src/client/client.js'
-import { Worker } from '../../src/worker/worker.js'
+import { enqueueNoops, timeNoopWorker } from '../lib/noop-jobs.js'
 import { openRedisBench, REDIS_BENCH_SETUP, withBenchRedis } from '../lib/redis.js'
-import { secondsSince } from '../lib/stats.js'
 import type { Figure, ScenarioDef } from '../lib/types.js'
 
-const SETUP_CHUNK = 10_000
-const JOB_NAME = 'bench.noop'
-const STALL_TIMEOUT_MS = 60_000
 /** Concurrency 10 (the BullMQ peer figure's setting), the same with 10 jobs claimed ahead, and 32. */
 const SETTINGS = [
   { key: 'c10', concurrency: 10, prefetch: 0 },
@@ -45,51 +40,8 @@ async function measure(
 ): Promise<number> {
   const bench = await openRedisBench(server, `throughput-${key}`)
   try {
-    for (let first = 0; first < size; first += SETUP_CHUNK) {
-      const count = Math.min(SETUP_CHUNK, size - first)
-      const specs: JobSpec[] = new Array(count)
-      for (let i = 0; i < count; i++) specs[i] = { name: JOB_NAME, payload: { seq: first + i } }
-      await bench.client.enqueueMany(specs)
-    }
-    const worker = new Worker({
-      store: bench.store,
-      handlers: { [JOB_NAME]: async () => {} },
-      queues: ['default'],
-      concurrency,
-      prefetch,
-    })
-    let completed = 0
-    let lastProgressAt = Date.now()
-    let watchdog: NodeJS.Timeout | undefined
-    const allCompleted = new Promise<void>((resolve, reject) => {
-      worker.on('job:completed', () => {
-        if (++completed === size) resolve()
-        lastProgressAt = Date.now()
-      })
-      const fail = (what: string) => (detail: unknown) =>
-        reject(new Error(`${what} during the run: ${JSON.stringify(detail)}`))
-      worker.on('job:failed', fail('a job failed'))
-      worker.on('job:dead', fail('a job died'))
-      worker.on('job:lease-lost', fail('a lease was lost'))
-      worker.on('worker:error', (error) => reject(error as Error))
-      watchdog = setInterval(() => {
-        if (Date.now() - lastProgressAt > STALL_TIMEOUT_MS)
-          reject(new Error(`no job completed for ${STALL_TIMEOUT_MS} ms (${completed} of ${size} done)`))
-      }, 1000)
-    })
-    let seconds: number
-    try {
-      const start = process.hrtime.bigint()
-      await worker.start()
-      await allCompleted
-      seconds = secondsSince(start)
-    } finally {
-      clearInterval(watchdog)
-      await worker.stop({ graceful: false })
-    }
-    const done = (await bench.store.stats()).reduce((sum, queue) => sum + queue.completed, 0)
-    if (done !== size) throw new Error(`${done} of ${size} jobs are completed in the store`)
-    return seconds
+    await enqueueNoops(bench.client, size)
+    return await timeNoopWorker(bench.store, size, { concurrency, prefetch })
   } finally {
     await bench.close()
   }

@@ -1,15 +1,8 @@
-import type { JobSpec } from '../../src/client/client.js'
 import type { SqliteDurability } from '../../src/sqlite.js'
-import { Worker } from '../../src/worker/worker.js'
-import { secondsSince } from '../lib/stats.js'
+import { enqueueNoops, timeNoopWorker } from '../lib/noop-jobs.js'
 import { openBenchStore } from '../lib/store.js'
 import { withTempDir } from '../lib/temp.js'
 import type { Figure, ScenarioDef } from '../lib/types.js'
-
-const SETUP_CHUNK = 10_000
-const JOB_NAME = 'bench.noop'
-/** No completion for this long: the worker is stuck, the run fails. */
-const STALL_TIMEOUT_MS = 60_000
 
 interface Row {
   tag: string
@@ -65,67 +58,20 @@ export async function workerThroughput(size: number): Promise<Figure[]> {
 
 async function measure(size: number, row: Row): Promise<number> {
   return withTempDir('worker-throughput', async (dir) => {
-    await fill(dir, size)
+    // Filled under 'full', then reopened with the row's durability.
+    const filling = await openBenchStore(dir, 'full')
+    try {
+      await enqueueNoops(filling.client, size)
+    } finally {
+      await filling.close()
+    }
     const bench = await openBenchStore(dir, row.durability)
     try {
-      const worker = new Worker({
-        store: bench.store,
-        handlers: { [JOB_NAME]: async () => {} },
-        queues: ['default'],
-        concurrency: row.concurrency,
-      })
-      let completed = 0
-      let lastProgressAt = Date.now()
-      let watchdog: NodeJS.Timeout | undefined
-      const allCompleted = new Promise<void>((resolve, reject) => {
-        worker.on('job:completed', () => {
-          if (++completed === size) resolve()
-          lastProgressAt = Date.now()
-        })
-        const fail = (what: string) => (detail: unknown) =>
-          reject(new Error(`${what} during the run: ${JSON.stringify(detail)}`))
-        worker.on('job:failed', fail('a job failed'))
-        worker.on('job:dead', fail('a job died'))
-        worker.on('job:lease-lost', fail('a lease was lost'))
-        worker.on('worker:error', (error) => reject(error as Error))
-        watchdog = setInterval(() => {
-          if (Date.now() - lastProgressAt > STALL_TIMEOUT_MS)
-            reject(new Error(`no job completed for ${STALL_TIMEOUT_MS} ms (${completed} of ${size} done)`))
-        }, 1000)
-      })
-      let seconds: number
-      try {
-        const start = process.hrtime.bigint()
-        await worker.start()
-        await allCompleted
-        seconds = secondsSince(start)
-      } finally {
-        clearInterval(watchdog)
-        await worker.stop({ graceful: false })
-      }
-      const stats = await bench.store.stats()
-      const done = stats.reduce((sum, queue) => sum + queue.completed, 0)
-      if (done !== size) throw new Error(`${done} of ${size} jobs are completed in the store`)
-      return seconds
+      return await timeNoopWorker(bench.store, size, { concurrency: row.concurrency })
     } finally {
       await bench.close()
     }
   })
-}
-
-/** Enqueues `size` no-op jobs (durability 'full', untimed) and closes the store. */
-async function fill(dir: string, size: number): Promise<void> {
-  const bench = await openBenchStore(dir, 'full')
-  try {
-    for (let first = 0; first < size; first += SETUP_CHUNK) {
-      const count = Math.min(SETUP_CHUNK, size - first)
-      const specs: JobSpec[] = new Array(count)
-      for (let i = 0; i < count; i++) specs[i] = { name: JOB_NAME, payload: { seq: first + i } }
-      await bench.client.enqueueMany(specs)
-    }
-  } finally {
-    await bench.close()
-  }
 }
 
 export const workerThroughputScenario: ScenarioDef = {
