@@ -93,7 +93,7 @@ export function redisHarness(tag: string, target: RedisTarget = { url: TEST_REDI
   return async (): Promise<StoreHarness> => {
     const namespace = uniqueNamespace(tag)
     const opened: Store[] = []
-    const open = (): Promise<RedisStore> => RedisStore.open({ url, cluster, namespace, onWarning: () => {} })
+    const open = (): Promise<RedisStore> => openTestStore(namespace, { url, cluster })
     const cleanUp = async (): Promise<void> => {
       const closing = await Promise.allSettled(opened.map((s) => s.close()))
       if (!cluster) await dropNamespace(namespace, url)

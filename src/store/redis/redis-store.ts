@@ -411,8 +411,9 @@ export class RedisStore implements Store {
     } catch (error) {
       throw toStoreError(error, 'getJob')
     }
+    const reply = [id, ...fields]
     // Every job has a queue: none means no job.
-    return fields[JOB_FIELDS.indexOf('q')] === null ? null : toJob([id, ...fields])
+    return reply[AT.q!] === null ? null : toJob(reply)
   }
 
   async listJobs(params: ListJobsParams = {}): Promise<JobPage> {
