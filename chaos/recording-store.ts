@@ -29,6 +29,8 @@ import type {
   StatsParams,
   Store,
   StoreCapabilities,
+  WaitForJobsParams,
+  WaitForJobsResult,
   WaitParams,
   WakeReason,
 } from '../src/index.js'
@@ -83,6 +85,22 @@ export class RecordingStore implements Store {
     const jobs = await this.inner.claim(params)
     this.recordClaims(jobs, t0, Date.now())
     return jobs
+  }
+
+  /**
+   * Jobs an enqueue claimed for a waiting worker are claims too. Made while the wait lasted, each
+   * at its lease's start (on the store's clock, as leaseUntil is), so that is when it was "sent".
+   */
+  async waitForJobs(params: WaitForJobsParams): Promise<WaitForJobsResult> {
+    if (this.inner.waitForJobs === undefined) throw new Error(`${this.inner.kind} has no waitForJobs`)
+    const waitedFrom = Date.now()
+    const result = await this.inner.waitForJobs(params)
+    const t1 = Date.now()
+    for (const job of result.jobs) {
+      const leasedAt = job.leaseExpiresAt - params.claim.leaseMs
+      this.recordClaims([job], Math.min(Math.max(waitedFrom, leasedAt), t1), t1)
+    }
+    return result
   }
 
   async settle(params: SettleParams): Promise<SettleResult[]> {

@@ -21,6 +21,12 @@ export interface StoreCapabilities {
    * in flight together must commit in the order sent, so that ids follow the enqueue order.
    */
   enqueueBatch: { maxItems: number; maxInFlight: number }
+  /**
+   * Whether `waitForJobs` exists: an enqueue that finds a worker waiting claims jobs for it in its
+   * own commit and sends them with the wake-up, so the worker starts them without a claim of its
+   * own (one round trip and one durable write fewer between an enqueue and its handler).
+   */
+  delivery: boolean
 }
 
 // ── lifecycle ────────────────────────────────────────────────────────────────────────────────
@@ -111,6 +117,22 @@ export interface WaitParams {
   signal?: AbortSignal
   /** Give up after this long; default: wait until something happens. */
   timeoutMs?: number
+}
+
+export interface WaitForJobsParams extends WaitParams {
+  /**
+   * What this waiter would claim: while it waits, an enqueue may claim up to `limit` jobs of its
+   * queues for it, exactly as claim() would (queue order, then priority, runAt, id), leased to
+   * `workerId` for `leaseMs` from the enqueue's commit.
+   */
+  claim: { limit: number; leaseMs: number; workerId: string }
+}
+
+export interface WaitForJobsResult {
+  /** 'delivered' when an enqueue claimed jobs for this waiter; else why the wait ended. */
+  reason: WakeReason | 'delivered'
+  /** The jobs claimed for this waiter, in claim order: empty unless delivered. */
+  jobs: ClaimedJob[]
 }
 
 /**
@@ -217,6 +239,13 @@ export interface Store {
   renew(params: RenewParams): Promise<SettleResult[]>
   /** Resolves when work may be waiting; never a busy poll. */
   waitForWork(params: WaitParams): Promise<WakeReason>
+  /**
+   * Only stores with `capabilities.delivery`: waitForWork, and meanwhile an enqueue may claim jobs
+   * for this waiter (at most once per call) and hand them over. Jobs handed over just as the wait
+   * ended otherwise (a race with its timeout, abort or another wake-up) are put back in their place
+   * in line, their attempt unused, as a stopping worker gives back jobs it holds.
+   */
+  waitForJobs?(params: WaitForJobsParams): Promise<WaitForJobsResult>
 
   // maintenance: idempotent, safe to run on every worker
   /** Active jobs whose lease ran out: back to ready with the attempt counted, or dead if none are left. */

@@ -7,7 +7,7 @@ import type { ClaimedJob, JobError } from '../core/job.js'
 import type { Settlement } from '../core/outcome.js'
 import { TickBatcher } from '../core/tick-batcher.js'
 import { assertQueueList, MAX_TIMEOUT_MS, serializePayload } from '../core/validate.js'
-import type { RecoverResult, SettleResult, Store } from '../store/store.js'
+import type { RecoverResult, SettleResult, Store, WakeReason } from '../store/store.js'
 import { AttemptAbort, type ExecutionOutcome, type Executor } from './executors/executor.js'
 import { createExecutor } from './executors/create-executor.js'
 import type { HandlerSource } from './handler-module.js'
@@ -262,6 +262,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   private async run(): Promise<void> {
     let storeFailures = 0
+    // The last wait was handed fewer jobs than it asked for: the store had no more, so wait again
+    // without a claim (the wait looks at the queues first anyway).
+    let drained = false
     while (this.stopReason === null) {
       try {
         await this.checkStopRequest(false)
@@ -280,44 +283,76 @@ export class Worker extends EventEmitter<WorkerEvents> {
         await this.waitForCapacity()
         continue
       }
-      let jobs: ClaimedJob[]
-      this.claimsInFlight += limit
-      try {
-        jobs = await this.store.claim({
-          queues: this.queues,
-          limit,
-          leaseMs: this.leaseMs,
-          workerId: this.workerId,
-        })
-        storeFailures = 0
-      } catch (error) {
-        this.emit('worker:error', error)
-        await this.pause(backoffMs(++storeFailures, STORE_ERROR_BACKOFF_MS))
-        continue
-      } finally {
-        this.claimsInFlight -= limit
-      }
-      for (const job of jobs) this.take(job)
-      if (jobs.length < limit && this.stopReason === null) {
-        // The queues are drained: sleep until something happens.
-        this.workWait = new AbortController()
+      if (!drained) {
+        let jobs: ClaimedJob[]
+        this.claimsInFlight += limit
         try {
-          const reason = await this.store.waitForWork({ queues: this.queues, signal: this.workWait.signal })
-          // A stop request also wakes waiters as 'notified', so look for one, but beside the next
-          // claim rather than before it: awaiting it put a round trip (0.4–0.6 ms p50 on
-          // PostgreSQL) on every wake-up. Jobs claimed meanwhile still run: the stop is graceful.
-          if (reason === 'notified') {
-            this.checkStopRequest(true).catch((error: unknown) => this.emit('worker:error', error))
-          }
+          jobs = await this.store.claim({
+            queues: this.queues,
+            limit,
+            leaseMs: this.leaseMs,
+            workerId: this.workerId,
+          })
+          storeFailures = 0
         } catch (error) {
           this.emit('worker:error', error)
           await this.pause(backoffMs(++storeFailures, STORE_ERROR_BACKOFF_MS))
+          continue
         } finally {
-          this.workWait = null
+          this.claimsInFlight -= limit
         }
+        for (const job of jobs) this.take(job)
+        if (jobs.length === limit || this.stopReason !== null) continue
+      }
+      // The queues are drained: sleep until something happens.
+      try {
+        const room = this.claimLimit()
+        const wake = await this.waitForWork(room)
+        drained = wake.reason === 'delivered' && wake.jobs < room
+        // A stop request also wakes waiters as 'notified', so look for one, but beside the next
+        // claim rather than before it: awaiting it put a round trip (0.4–0.6 ms p50 on
+        // PostgreSQL) on every wake-up. Jobs claimed meanwhile still run: the stop is graceful.
+        if (wake.reason === 'notified') {
+          this.checkStopRequest(true).catch((error: unknown) => this.emit('worker:error', error))
+        }
+      } catch (error) {
+        drained = false
+        this.emit('worker:error', error)
+        await this.pause(backoffMs(++storeFailures, STORE_ERROR_BACKOFF_MS))
       }
     }
     await this.finish()
+  }
+
+  /**
+   * Sleeps until something happens. On a store with delivery, an enqueue may claim up to `limit`
+   * jobs for this worker meanwhile and hand them over with the wake-up: they start at once, with
+   * no claim of the worker's own (capabilities.delivery). Says how many it was handed.
+   */
+  private async waitForWork(limit: number): Promise<{ reason: WakeReason | 'delivered'; jobs: number }> {
+    const wait = new AbortController()
+    this.workWait = wait
+    const { waitForJobs } = this.store
+    try {
+      if (!this.store.capabilities.delivery || waitForJobs === undefined || limit <= 0) {
+        return { reason: await this.store.waitForWork({ queues: this.queues, signal: wait.signal }), jobs: 0 }
+      }
+      this.claimsInFlight += limit
+      try {
+        const claim = { limit, leaseMs: this.leaseMs, workerId: this.workerId }
+        const { reason, jobs } = await waitForJobs.call(this.store, {
+          queues: this.queues,
+          signal: wait.signal,
+          claim,
+        })
+        for (const job of jobs) this.take(job)
+        return { reason, jobs: jobs.length }
+      } finally {
+        this.claimsInFlight -= limit
+      }
+    } finally {
+      this.workWait = null
+    }
   }
 
   /**

@@ -13,7 +13,7 @@ import { describe, it } from 'node:test'
 import { FerryError } from '../../src/core/errors.js'
 import type { ClaimedJob, Job, JobError, JobId, NewJob } from '../../src/core/job.js'
 import type { Settlement } from '../../src/core/outcome.js'
-import type { QueueStats, Store } from '../../src/store/store.js'
+import type { QueueStats, Store, WaitForJobsParams, WaitForJobsResult } from '../../src/store/store.js'
 import {
   newJob,
   sortIds,
@@ -62,6 +62,27 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
       const h = await createHarness()
       try {
         await body(h)
+      } finally {
+        await h.close()
+      }
+    })
+  }
+
+  /** A test of waitForJobs: skipped, saying so, on a store without capabilities.delivery. */
+  const deliveryTest = (title: string, body: (h: StoreHarness, wait: WaitForJobs) => Promise<void>): void => {
+    if (defined.has(title)) throw new Error(`two conformance tests are named "${title}"`)
+    defined.add(title)
+    const reason = skipReasons.get(title)
+    it(title, reason === undefined ? {} : { skip: reason }, async (t) => {
+      const h = await createHarness()
+      try {
+        const { waitForJobs } = h.store
+        if (!h.store.capabilities.delivery || waitForJobs === undefined) {
+          assert.equal(h.store.capabilities.delivery, false, 'delivery is claimed but waitForJobs is missing')
+          t.skip('this store has no delivery (capabilities.delivery is false)')
+          return
+        }
+        await body(h, waitForJobs.bind(h.store))
       } finally {
         await h.close()
       }
@@ -1038,6 +1059,88 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
       })
     })
 
+    describe('waitForJobs', () => {
+      deliveryTest(
+        'an enqueue from another store instance hands a waiter its jobs, leased, in claim order',
+        async (h, waitForJobs) => {
+          const peer = await h.openPeer()
+          const claim = { limit: 2, leaseMs: LEASE_MS, workerId: 'waiter-1' }
+          // The waiter registers while its wait starts: an enqueue that comes first only wakes it.
+          // Retry until a wait was registered in time (the first, unless the machine is very busy).
+          for (let attempt = 1; ; attempt++) {
+            const waiting = waitForJobs({ queues: ['high', 'default'], timeoutMs: 5 * SECOND, claim })
+            await new Promise((resolve) => setTimeout(resolve, 100 * attempt))
+            const before = Date.now()
+            const [low, high, urgent] = await enqueueJobs(peer, before, [
+              { queue: 'default' },
+              { queue: 'high' },
+              { queue: 'default', priority: 5 },
+            ])
+            const wake = await within(6 * SECOND, 'waitForJobs', waiting)
+            if (wake.reason !== 'delivered') {
+              assert.equal(wake.reason, 'notified', 'the enqueue woke the waiter')
+              assert.deepEqual(wake.jobs, [])
+              assert.ok(attempt < 5, 'no wait was registered in time in 5 attempts')
+              await claimAt(h.store, before, { queues: ['high', 'default'] })
+              continue
+            }
+            assert.deepEqual(ids(wake.jobs), [high, urgent], 'queue order, then priority')
+            for (const job of wake.jobs) {
+              assert.equal(job.state, 'active')
+              assert.equal(job.attempts, 1, 'the delivery counts the attempt, as a claim does')
+              assert.equal(job.workerId, 'waiter-1')
+              assert.equal(job.leaseExpiresAt, before + LEASE_MS, 'leased from the enqueue')
+              assert.deepEqual(view(await getExisting(h.store, job.id)), view(job), 'as the store has it')
+            }
+            // The leases are fenced like a claim's.
+            const [first, second] = wake.jobs
+            assert.deepEqual(await renewAt(h.store, before, { ...first!, leaseToken: 'forged' }), [
+              'lease_lost',
+            ])
+            assert.deepEqual(await renewAt(h.store, before, first!), ['ok'])
+            assert.deepEqual(await h.store.settle({ settlements: [completed(first), completed(second)] }), [
+              'ok',
+              'ok',
+            ])
+            // Beyond the waiter's limit: still in line for anybody.
+            await claimAt(h.store, before, { queues: ['default'] }, low)
+            return
+          }
+        },
+      )
+
+      deliveryTest('hands nothing to a waiter whose wait ended', async (h, waitForJobs) => {
+        const peer = await h.openPeer()
+        const claim = { limit: 10, leaseMs: LEASE_MS, workerId: 'gone' }
+        const controller = new AbortController()
+        const aborted = waitForJobs({ queues: ['default'], signal: controller.signal, claim })
+        const timedOut = waitForJobs({ queues: ['default'], timeoutMs: 50, claim })
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        controller.abort()
+        assert.deepEqual(await within(SECOND, 'waitForJobs', aborted), { reason: 'aborted', jobs: [] })
+        assert.deepEqual(await within(SECOND, 'waitForJobs', timedOut), { reason: 'timeout', jobs: [] })
+        // A closed store's waiter is gone too, whether or not it could say so.
+        const closing = await h.openPeer()
+        const closed = closing.waitForJobs!({ queues: ['default'], timeoutMs: 5 * SECOND, claim })
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        await closing.close()
+        assert.deepEqual(await within(SECOND, 'waitForJobs', closed), { reason: 'aborted', jobs: [] })
+        const now = Date.now()
+        const id = await enqueueJob(peer, now)
+        const [job] = await claimAt(h.store, now, { workerId: 'worker-2' }, id)
+        assert.equal(job!.attempts, 1)
+      })
+
+      deliveryTest('hands over only jobs that are due, not scheduled ones', async (h, waitForJobs) => {
+        const peer = await h.openPeer()
+        const claim = { limit: 10, leaseMs: LEASE_MS, workerId: 'waiter-1' }
+        const waiting = waitForJobs({ queues: ['default'], timeoutMs: 300, claim })
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        await peer.enqueue({ jobs: [newJob({ delayMs: HOUR })] })
+        assert.deepEqual(await within(2 * SECOND, 'waitForJobs', waiting), { reason: 'timeout', jobs: [] })
+      })
+    })
+
     describe('getJob', () => {
       test('returns null for an unknown id', async ({ store }) => {
         assert.equal(await store.getJob(UNKNOWN_ID), null)
@@ -1495,6 +1598,8 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
 }
 
 // ── helpers ──────────────────────────────────────────────────────────────────────────────────
+
+type WaitForJobs = (params: WaitForJobsParams) => Promise<WaitForJobsResult>
 
 async function enqueueJobs(
   store: Store,

@@ -18,6 +18,8 @@ export interface RedisKeys {
   readonly scriptPrefixes: readonly string[]
   /** The pub/sub channel for wake-ups. */
   readonly channel: string
+  /** The pub/sub channel on which one store instance (one process, usually) is handed jobs. */
+  deliveryChannel(instance: string): string
   readonly stop: string
   readonly schema: string
   /** The hash of one job. */
@@ -49,6 +51,7 @@ export function redisKeys(namespace: string = DEFAULT_NAMESPACE): RedisKeys {
       key('schema'),
       key('has-ready'),
       key('has-scheduled'),
+      key('waiters'),
     ],
     scriptPrefixes: [
       jobPrefix,
@@ -59,6 +62,7 @@ export function redisKeys(namespace: string = DEFAULT_NAMESPACE): RedisKeys {
       key('wake'),
     ],
     channel: key('wake'),
+    deliveryChannel: (instance) => key(`deliver:${instance}`),
     stop: key('stop'),
     schema: key('schema'),
     job: (id) => jobPrefix + id,

@@ -53,6 +53,8 @@ import type {
   StatsParams,
   Store,
   StoreCapabilities,
+  WaitForJobsParams,
+  WaitForJobsResult,
   WaitParams,
   WakeReason,
 } from '../store.js'
@@ -107,6 +109,7 @@ type ScriptName =
   | 'stats'
   | 'list-jobs'
   | 'wait-check'
+  | 'unwait'
   | 'request-stop'
   | 'migrate'
 
@@ -114,7 +117,7 @@ type LuaFile = Exclude<keyof typeof lua, 'prelude'>
 
 /** The files each script is made of, after the prelude; the last one returns. */
 const COMPOSITION: Record<ScriptName, readonly LuaFile[]> = {
-  enqueue: ['enqueue'],
+  enqueue: ['claim', 'deliver', 'enqueue'],
   claim: ['claim'],
   settle: ['settle'],
   'settle-and-claim': ['settle', 'claim', 'settle-and-claim'],
@@ -126,6 +129,7 @@ const COMPOSITION: Record<ScriptName, readonly LuaFile[]> = {
   stats: ['stats'],
   'list-jobs': ['list-jobs'],
   'wait-check': ['wait-check'],
+  unwait: ['unwait'],
   'request-stop': ['request-stop'],
   migrate: ['migrate'],
 }
@@ -174,13 +178,7 @@ function toStoreError(error: unknown, operation: string): unknown {
  */
 export class RedisStore implements Store {
   readonly kind = 'redis'
-  readonly capabilities: StoreCapabilities = {
-    crossProcessWake: 'pubsub',
-    transactionalEnqueue: false,
-    // Scripts sent on one connection run in the order sent, so ids still follow the enqueue
-    // order; cut in ENQUEUE_CHUNK pieces, Redis runs one script while this process encodes the next.
-    enqueueBatch: { maxItems: ENQUEUE_CHUNK, maxInFlight: ENQUEUE_IN_FLIGHT },
-  }
+  readonly capabilities: StoreCapabilities
   readonly keys: RedisKeys
 
   private readonly redis: Redis | Cluster
@@ -195,6 +193,11 @@ export class RedisStore implements Store {
   /** The server's clock minus ours, from the last script that read TIME. */
   private clockOffsetMs = 0
   private closed = false
+  /** Where enqueues hand this store's waiters their jobs (lua/deliver.lua). */
+  private readonly deliveryChannel: string
+  /** This store's waiters that may be handed jobs, by waiter id. */
+  private readonly deliveries = new Map<string, (jobs: ClaimedJob[]) => void>()
+  private waiterCount = 0
 
   static async open(options: RedisStoreOptions = {}): Promise<RedisStore> {
     const store = new RedisStore(options)
@@ -214,6 +217,17 @@ export class RedisStore implements Store {
 
   private constructor(options: RedisStoreOptions) {
     this.keys = redisKeys(options.namespace)
+    this.capabilities = {
+      crossProcessWake: 'pubsub',
+      transactionalEnqueue: false,
+      // Scripts sent on one connection run in the order sent, so ids still follow the enqueue
+      // order; cut in ENQUEUE_CHUNK pieces, Redis runs one script while this process encodes the next.
+      enqueueBatch: { maxItems: ENQUEUE_CHUNK, maxInFlight: ENQUEUE_IN_FLIGHT },
+      // An enqueue checks that a waiter's channel has a subscriber before it hands it jobs, and a
+      // cluster node counts only its own subscribers (lua/deliver.lua).
+      delivery: options.cluster !== true,
+    }
+    this.deliveryChannel = this.keys.deliveryChannel(randomBytes(8).toString('hex'))
     this.prefixArgs = [...this.keys.scriptKeys, ...this.keys.scriptPrefixes]
     const url = options.url ?? DEFAULT_URL
     if (!/^rediss?:\/\//i.test(url)) {
@@ -352,30 +366,85 @@ export class RedisStore implements Store {
   }
 
   async waitForWork(params: WaitParams): Promise<WakeReason> {
+    const { reason } = await this.wait(params, null)
+    return reason === 'delivered' ? 'notified' : reason
+  }
+
+  async waitForJobs(params: WaitForJobsParams): Promise<WaitForJobsResult> {
+    const { limit, leaseMs, workerId } = params.claim ?? {}
+    checkClaimParams({ queues: params.queues, limit: limit!, leaseMs: leaseMs!, workerId: workerId! })
+    return this.wait(params, this.capabilities.delivery ? params.claim : null)
+  }
+
+  /**
+   * waitForWork, and with `claim`, waitForJobs: the waiter is registered (lua/wait-check.lua) so
+   * that an enqueue may hand it jobs (lua/deliver.lua) on this store's delivery channel.
+   */
+  private wait(params: WaitParams, claim: WaitForJobsParams['claim'] | null): Promise<WaitForJobsResult> {
     this.assertOpen('waitForWork')
     assertQueueList(params.queues)
-    if (params.signal?.aborted) return 'aborted'
-    // This waiter alone is ended when its set-up fails; the caller's signal still counts.
-    const failed = new AbortController()
-    const signal =
-      params.signal === undefined ? failed.signal : AbortSignal.any([params.signal, failed.signal])
+    if (params.signal?.aborted) return Promise.resolve({ reason: 'aborted', jobs: [] })
+    // This waiter alone is ended when its set-up fails or it is handed jobs; the caller's signal
+    // still counts.
+    const ended = new AbortController()
+    const signal = params.signal === undefined ? ended.signal : AbortSignal.any([params.signal, ended.signal])
     for (const queue of params.queues) this.watched.set(queue, (this.watched.get(queue) ?? 0) + 1)
+    const waiterId = claim === null ? '' : `${this.deliveryChannel}:${++this.waiterCount}`
+    // Handed jobs, the wait resolves at once: the first thing a waiting worker does is start them.
+    const delivered =
+      claim === null
+        ? null
+        : new Promise<WaitForJobsResult>((resolve) =>
+            this.deliveries.set(waiterId, (jobs) => {
+              resolve({ reason: 'delivered', jobs })
+              ended.abort()
+            }),
+          )
     const woken = this.hub.wait({ ...params, signal }).finally(() => {
       for (const queue of params.queues) {
         const count = this.watched.get(queue)! - 1
         if (count === 0) this.watched.delete(queue)
         else this.watched.set(queue, count)
       }
+      if (claim !== null && this.deliveries.delete(waiterId) && !this.closed) {
+        // Ended otherwise: no more deliveries to it. One already on its way is given back (onDelivery).
+        this.run('unwait', undefined, [waiterId]).catch(() => {})
+      }
     })
+    const waited = this.register(params.queues, claim, waiterId, woken, ended)
+    return delivered === null ? waited : Promise.race([delivered, waited])
+  }
+
+  /**
+   * Subscribes, then looks at the queues once and registers the waiter for deliveries (one
+   * script): whatever is published from now on wakes it, and what came before (between the
+   * worker's empty claim and now, or before the subscription) is found here.
+   */
+  private async register(
+    queues: readonly string[],
+    claim: WaitForJobsParams['claim'] | null,
+    waiterId: string,
+    woken: Promise<WakeReason>,
+    ended: AbortController,
+  ): Promise<WaitForJobsResult> {
     try {
       await this.subscribe()
-      // Registered and subscribed: whatever is published from now on wakes this waiter. What came
-      // before (between the worker's empty claim and now, or before the subscription) is found here.
-      const [serverNow, waiting, nextDue, stopAt] = (await this.run(
-        'wait-check',
-        undefined,
-        params.queues,
-      )) as [number, number, string, string | null]
+      const registration =
+        claim === null
+          ? ''
+          : JSON.stringify({
+              c: this.deliveryChannel,
+              l: claim.limit,
+              m: claim.leaseMs,
+              w: claim.workerId,
+              t: randomBytes(12).toString('hex'),
+              q: queues,
+            })
+      const [serverNow, waiting, nextDue, stopAt] = (await this.run('wait-check', undefined, [
+        waiterId,
+        registration,
+        ...queues,
+      ])) as [number, number, string, string | null]
       this.noteServerTime(serverNow, undefined)
       if (stopAt !== this.stopSeen) {
         this.stopSeen = stopAt
@@ -383,12 +452,12 @@ export class RedisStore implements Store {
       } else if (waiting === 1) this.hub.broadcast('notified')
       else if (nextDue !== '') this.hub.armDue(Number(nextDue), this.serverNow())
     } catch (error) {
-      failed.abort()
+      ended.abort()
       await woken
-      if (this.closed) return 'aborted'
+      if (this.closed) return { reason: 'aborted', jobs: [] }
       throw error
     }
-    return woken
+    return { reason: await woken, jobs: [] }
   }
 
   // ── maintenance ────────────────────────────────────────────────────────────────────────────
@@ -545,7 +614,10 @@ export class RedisStore implements Store {
           : this.redis.duplicate({ lazyConnect: true })
       this.subscriber = subscriber
       subscriber.on('error', () => {})
-      subscriber.on('message', (_channel: string, message: string) => this.onWake(message))
+      subscriber.on('message', (channel: string, message: string) => {
+        if (channel === this.deliveryChannel) this.onDelivery(message)
+        else this.onWake(message)
+      })
       let connected = false
       subscriber.on('ready', () => {
         // Back after a dropped connection (ioredis subscribes again by itself): messages sent
@@ -556,7 +628,7 @@ export class RedisStore implements Store {
       this.subscribed = Promise.all([stopBefore, subscriber.connect()])
         .then(async ([stopAt]) => {
           this.stopSeen = stopAt
-          await subscriber.subscribe(this.keys.channel)
+          await subscriber.subscribe(this.keys.channel, this.deliveryChannel)
         })
         .catch((error: unknown) => {
           this.subscribed = null
@@ -566,6 +638,31 @@ export class RedisStore implements Store {
         })
     }
     return this.subscribed
+  }
+
+  /** Jobs an enqueue claimed for one of this store's waiters: '<waiter id> <JSON jobs>'. */
+  private onDelivery(message: string): void {
+    const space = message.indexOf(' ')
+    const replies = JSON.parse(message.slice(space + 1)) as (string | number | false)[][]
+    // Lua's nil travels as false in JSON.
+    const jobs = replies.map((reply) => toClaimedJob(reply.map((value) => (value === false ? null : value))))
+    const deliver = this.deliveries.get(message.slice(0, space))
+    if (deliver !== undefined) {
+      this.deliveries.delete(message.slice(0, space))
+      deliver(jobs)
+      return
+    }
+    // Its wait ended just before: back in line, the attempt unused, and waiters woken for them.
+    if (this.closed) return
+    const settlements: Settlement[] = jobs.map((job) => ({
+      kind: 'snoozed',
+      id: job.id,
+      leaseToken: job.leaseToken,
+      runAt: job.runAt,
+    }))
+    this.settle({ settlements }).catch(() => {
+      // Unreachable now: the leases run out and recoverExpired puts the jobs back.
+    })
   }
 
   private onWake(message: string): void {

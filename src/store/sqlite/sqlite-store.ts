@@ -119,6 +119,7 @@ export class SqliteStore implements Store {
     // One transaction and one fsync for all of it: more calls would only add fsyncs, and the
     // writes are synchronous, so nothing could overlap.
     enqueueBatch: { maxItems: Infinity, maxInFlight: 1 },
+    delivery: false,
   }
   readonly path: string
   readonly durability: SqliteDurability

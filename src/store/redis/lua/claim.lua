@@ -4,8 +4,9 @@
 -- per queue per call), so they take their place in line.
 -- Used alone (SCRIPT 'claim') and after settle.lua in settle-and-claim.lua.
 -- KEYS, ARGV 1-7: the common layout (prelude.lua).
--- ARGV (from the index given to claim_jobs): limit, leaseMs, workerId, lease token base (random,
+-- ARGV (from the index given to claim_args): limit, leaseMs, workerId, lease token base (random,
 --   from the client: each job's token is base.n), queue count, then the queues in order.
+--   (deliver.lua calls claim_jobs with a waiter's own registration instead.)
 -- Returns (alone): { now, job1, job2, ... }, each job as job_reply gives it (prelude.lua), in claim order.
 -- Cost: two SMISMEMBER over all the queues (the may-hold-jobs flags, prelude.lua), then work only
 --   on the flagged queues: a ZRANGEBYSCORE on the scheduled zset, a ZPOPMIN on the ready zset
@@ -14,12 +15,7 @@
 --   0.27 ms against 0.26 ms (p50 of 500 claims, shared Redis without AOF, machine load 15).
 local PROMOTE_MAX = 1000
 
-local function claim_jobs(i)
-  local limit, lease_ms, worker_id, token_base = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), ARGV[i + 2], ARGV[i + 3]
-  local queue_count = tonumber(ARGV[i + 4])
-  local queues = {}
-  for n = 1, queue_count do queues[n] = ARGV[i + 4 + n] end
-
+local function claim_jobs(limit, lease_ms, worker_id, token_base, queues)
   -- Which queues may hold jobs: two set lookups for all of them, so an empty queue costs nothing more.
   local has_ready = redis.call('SMISMEMBER', K_HAS_READY, unpack(queues))
   local has_scheduled = redis.call('SMISMEMBER', K_HAS_SCHEDULED, unpack(queues))
@@ -72,8 +68,15 @@ local function claim_jobs(i)
   return claimed
 end
 
+-- claim_jobs's arguments as the client sends them, from ARGV[i].
+local function claim_args(i)
+  local queues = {}
+  for n = 1, tonumber(ARGV[i + 4]) do queues[n] = ARGV[i + 4 + n] end
+  return tonumber(ARGV[i]), tonumber(ARGV[i + 1]), ARGV[i + 2], ARGV[i + 3], queues
+end
+
 if SCRIPT == 'claim' then
-  local claimed = claim_jobs(FIRST)
+  local claimed = claim_jobs(claim_args(FIRST))
   table.insert(claimed, 1, NOW)
   return claimed
 end

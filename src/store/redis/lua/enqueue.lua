@@ -8,7 +8,8 @@
 -- Returns: { now, first id, then for each job that was not created: its position (1-based) and
 --   its unique key's holder }. The batch draws one id per job with one INCRBY: job n, when
 --   created, has the first id + n - 1 (a job not created leaves a gap).
--- Publishes: 'r<queue>' per queue given a ready job, 's<runAt> <queue>' per queue given a scheduled one.
+-- Hands ready jobs to waiting workers first (deliver.lua), then publishes 'r<queue>' per queue that
+--   still has ready jobs, 's<runAt> <queue>' per queue given a scheduled one.
 -- Cost per job (10,000 jobs of 520 B, own server, AOF always): the hash (8 fields here; attempts,
 --   updatedAt and the id are left out: prelude.lua) and two ZADDs; about 15 µs in all.
 local count = (#ARGV - FIRST + 1) / 2
@@ -54,5 +55,6 @@ for n = 1, count do
     end
   end
 end
+deliver_to_waiters()
 publish_wakes()
 return results

@@ -8,6 +8,8 @@
 --   8 queues whose ready zset may hold jobs (set)   9 queues whose scheduled zset may hold jobs (set)
 --   (8 and 9 let a claim over many queues skip the empty ones with one SMISMEMBER each: a flag is
 --   set whenever a job goes in, and cleared when a claim or a cancel finds the zset empty)
+--   10 waiters (hash waiter id -> its registration as JSON: deliver.lua). Never persisted nor
+--   replicated (written under REPL_NONE): a waiter lives only as long as its connection.
 -- ARGV 1-6: prefixes of the per-job and per-queue keys, completed by an id or a queue name:
 --   1 job (hash), 2 ready (zset), 3 scheduled (zset runAt -> id), 4 completed (zset finishedAt ->
 --   id), 5 dead (zset finishedAt -> id); 6 the wake channel (pub/sub)
@@ -22,8 +24,8 @@
 --   takes the highest priority, then the earliest runAt, then the lowest id (equal scores sort by
 --   member). Queue names ([A-Za-z0-9._:-]) and ids (digits) are checked by the store before they
 --   reach a key.
-local K_ID, K_JOBS, K_ACTIVE, K_QUEUES, K_UNIQUE, K_STOP, K_SCHEMA, K_HAS_READY, K_HAS_SCHEDULED =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+local K_ID, K_JOBS, K_ACTIVE, K_QUEUES, K_UNIQUE, K_STOP, K_SCHEMA, K_HAS_READY, K_HAS_SCHEDULED, K_WAITERS =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 local P_JOB, P_READY, P_SCHEDULED, P_COMPLETED, P_DEAD, CHANNEL =
   ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local NOW = tonumber(ARGV[7])

@@ -4,7 +4,7 @@
 -- ARGV FIRST..: settle.lua's arguments, then claim.lua's.
 -- Returns: { now, settle results (as settle.lua), job1, job2, ... (as claim.lua) }.
 local settled, next_arg = settle_items(FIRST)
-local claimed = claim_jobs(next_arg)
+local claimed = claim_jobs(claim_args(next_arg))
 publish_wakes()
 table.insert(claimed, 1, settled)
 table.insert(claimed, 1, NOW)

@@ -1,13 +1,15 @@
--- waitForWork: run once the waiter is registered and subscribed. Is work waiting on these queues
--- already (a ready job, or a scheduled one that is due)? Else, when is the next scheduled job of
--- these queues due? Read only.
+-- waitForWork: run once the waiter is subscribed. Is work waiting on these queues already (a ready
+-- job, or a scheduled one that is due)? Else, when is the next scheduled job of these queues due?
+-- And if the wait is a waitForJobs, registers the waiter for deliveries (deliver.lua), in the
+-- same step, so nothing enqueued between the check and the registration goes unseen.
 -- KEYS, ARGV 1-7: the common layout (prelude.lua).
--- ARGV FIRST..: the queues.
+-- ARGV FIRST: the waiter id, or '' for none; FIRST + 1: its registration (JSON, deliver.lua) or '';
+--   FIRST + 2..: the queues.
 -- Returns: { now, 1 if work is waiting else 0, the earliest runAt of a scheduled job or '', the
 --   stop key (the store compares it with the last it knew of, to catch a stop request) }.
 local stop = redis.call('GET', K_STOP)
 local next_due = nil
-for i = FIRST, #ARGV do
+for i = FIRST + 2, #ARGV do
   if redis.call('ZCARD', P_READY .. ARGV[i]) > 0 then return { NOW, 1, '', stop } end
   local first = redis.call('ZRANGE', P_SCHEDULED .. ARGV[i], 0, 0, 'WITHSCORES')
   if first[2] then
@@ -15,5 +17,9 @@ for i = FIRST, #ARGV do
     if at <= NOW then return { NOW, 1, '', stop } end
     if next_due == nil or at < next_due then next_due = at end
   end
+end
+if ARGV[FIRST] ~= '' then
+  redis.set_repl(redis.REPL_NONE)
+  redis.call('HSET', K_WAITERS, ARGV[FIRST], ARGV[FIRST + 1])
 end
 return { NOW, 0, next_due and string.format('%d', next_due) or '', stop }

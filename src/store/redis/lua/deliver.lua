@@ -1,0 +1,49 @@
+-- deliver: hands the jobs an enqueue made ready to workers waiting for them (waitForJobs), so a
+-- waiting worker starts them without a claim of its own: the enqueue's one AOF write and fsync
+-- covers their leases too, and the jobs travel with the wake-up. Composed after claim.lua (its
+-- claim_jobs) and before enqueue.lua, which calls deliver_to_waiters before publish_wakes.
+-- A waiter is registered by wait-check.lua and ended by unwait.lua or by its delivery; its
+-- registration (K_WAITERS, JSON): c its store's delivery channel, l limit, m leaseMs, w workerId,
+-- t lease token base (fresh per wait), q its queues in order.
+-- Liveness: a waiter whose channel has no subscriber (its process died, or closed its store) is
+-- dropped, never handed jobs. PUBSUB NUMSUB counts this server's subscribers only, so Redis
+-- Cluster stores do not register waiters (capabilities.delivery is false there).
+-- Publishes on a waiter's channel: '<waiter id> <JSON array of jobs, as job_reply gives them>'.
+-- Waiter writes are neither persisted nor replicated (REPL_NONE): they describe connections.
+
+-- Queues of this script's ready jobs that may still hold some after the deliveries.
+local function undelivered_ready_queues()
+  for queue in pairs(ready_queues) do
+    if redis.call('ZCARD', P_READY .. queue) == 0 then ready_queues[queue] = nil end
+  end
+end
+
+local function drop_waiter(id)
+  redis.set_repl(redis.REPL_NONE)
+  redis.call('HDEL', K_WAITERS, id)
+  redis.set_repl(redis.REPL_ALL)
+end
+
+local function deliver_to_waiters()
+  if next(ready_queues) == nil or redis.call('HLEN', K_WAITERS) == 0 then return end
+  local entries = redis.call('HGETALL', K_WAITERS)
+  for i = 1, #entries, 2 do
+    local id, waiter = entries[i], cjson.decode(entries[i + 1])
+    local watches = false
+    for _, queue in ipairs(waiter.q) do
+      if ready_queues[queue] then watches = true end
+    end
+    if watches then
+      if redis.call('PUBSUB', 'NUMSUB', waiter.c)[2] == 0 then
+        drop_waiter(id)
+      else
+        local jobs = claim_jobs(waiter.l, waiter.m, waiter.w, waiter.t, waiter.q)
+        if #jobs > 0 then
+          drop_waiter(id)
+          redis.call('PUBLISH', waiter.c, id .. ' ' .. cjson.encode(jobs))
+        end
+      end
+    end
+  end
+  undelivered_ready_queues()
+end
