@@ -1,0 +1,118 @@
+/**
+ * Delivery on Redis (lua/deliver.lua) beyond the conformance suite: registrations stay out of the
+ * server's durable data, and a delivery that reaches a store whose waiter is gone is given back.
+ */
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { Redis } from 'ioredis'
+
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+
+import { RedisStore } from '../../src/redis.js'
+import { newJob, within } from '../helpers/store-harness.js'
+import {
+  dropNamespace,
+  openTestStore,
+  ownServerOptions,
+  startOwnRedisServer,
+  TEST_REDIS_URL,
+  uniqueNamespace,
+  redisUnreachableReason,
+} from '../helpers/redis-harness.js'
+import { whenAvailable } from '../helpers/services.js'
+import { defer } from '../helpers/worker-helpers.js'
+
+const CLAIM = { limit: 10, leaseMs: 60_000, workerId: 'w' }
+
+async function open(t: Parameters<typeof defer>[0], namespace: string): Promise<RedisStore> {
+  const store = await openTestStore(namespace)
+  defer(t, () => store.close())
+  return store
+}
+
+/** Every append-only file of a server's directory (Redis 7 keeps them in appendonlydir/), as text. */
+function readAof(dir: string): string {
+  const aofDir = join(dir, 'appendonlydir')
+  return readdirSync(aofDir)
+    .filter((name) => name.endsWith('.aof'))
+    .map((name) => readFileSync(join(aofDir, name), 'latin1'))
+    .join('')
+}
+
+await whenAvailable(redisUnreachableReason(), () => {
+  describe('RedisStore delivery', () => {
+    it('gives back, in place and with the attempt unused, jobs handed to a waiter that no longer waits', async (t) => {
+      const namespace = uniqueNamespace('delivery')
+      defer(t, () => dropNamespace(namespace))
+      const worker = await open(t, namespace)
+      const producer = await open(t, namespace)
+      const redis = new Redis(TEST_REDIS_URL)
+      defer(t, () => redis.quit())
+      // The worker store waits (so it is subscribed to its delivery channel) on another queue.
+      const controller = new AbortController()
+      const waiting = worker.waitForJobs({ queues: ['other'], signal: controller.signal, claim: CLAIM })
+      defer(t, async () => {
+        controller.abort()
+        await waiting
+      })
+      const channelPattern = `ferry:{${namespace}}:deliver:*`
+      let channels: string[] = []
+      const deadline = Date.now() + 5000
+      while (channels.length === 0 && Date.now() < deadline) {
+        channels = (await redis.pubsub('CHANNELS', channelPattern)) as string[]
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      }
+      assert.equal(channels.length, 1, 'the worker store subscribed to its delivery channel')
+      // A registration for a waiter of that store that has stopped waiting, as when its wait ends
+      // while an enqueue is already delivering to it.
+      const waiters = `ferry:{${namespace}}:waiters`
+      await redis.hset(
+        waiters,
+        `${channels[0]}:ended`,
+        JSON.stringify({ c: channels[0], l: 10, m: 60_000, w: 'w', t: 'stale', q: ['default'] }),
+      )
+      const { id } = (await producer.enqueue({ jobs: [newJob()] }))[0]!
+      // The store it reached puts it back: ready again, its attempt unused, claimable by anyone.
+      let job = await producer.getJob(id)
+      while (job?.state !== 'ready' && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 10))
+        job = await producer.getJob(id)
+      }
+      assert.equal(job?.state, 'ready', 'given back')
+      assert.equal(job.attempts, 0, 'attempt unused')
+      assert.equal(job.workerId, null)
+      const [claimed] = await producer.claim({ queues: ['default'], ...CLAIM, workerId: 'other-worker' })
+      assert.equal(claimed?.id, id)
+      assert.equal(claimed.attempts, 1)
+      assert.equal(await redis.hexists(waiters, `${channels[0]}:ended`), 0, 'the registration was used up')
+    })
+
+    it(
+      'writes registrations neither to the AOF nor to replicas, and the delivered leases to both',
+      ownServerOptions(),
+      async (t) => {
+        const server = await startOwnRedisServer({ appendfsync: 'always' })
+        defer(t, () => server.close())
+        const store = await RedisStore.open({ url: server.url, namespace: 'aof' })
+        defer(t, () => store.close())
+        const producer = await RedisStore.open({ url: server.url, namespace: 'aof' })
+        defer(t, () => producer.close())
+        const waiting = store.waitForJobs({ queues: ['default'], timeoutMs: 5000, claim: CLAIM })
+        await new Promise((resolve) => setTimeout(resolve, 200))
+        const { id } = (await producer.enqueue({ jobs: [newJob()] }))[0]!
+        const wake = await within(6000, 'waitForJobs', waiting)
+        assert.equal(wake.reason, 'delivered')
+        // Another wait registers and ends unused.
+        assert.equal(
+          (await store.waitForJobs({ queues: ['default'], timeoutMs: 50, claim: CLAIM })).reason,
+          'timeout',
+        )
+        const aof = readAof(server.dir)
+        assert.ok(aof.includes(wake.jobs[0]!.leaseToken), 'the delivered lease is in the AOF')
+        assert.ok(aof.includes(`job:${id}`))
+        assert.ok(!aof.includes('waiters'), 'no registration is in the AOF')
+      },
+    )
+  })
+})
