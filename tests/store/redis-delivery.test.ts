@@ -88,6 +88,39 @@ await whenAvailable(redisUnreachableReason(), () => {
       assert.equal(await redis.hexists(waiters, `${channels[0]}:ended`), 0, 'the registration was used up')
     })
 
+    it('reads jobs too large to send in the delivery message', async (t) => {
+      const namespace = uniqueNamespace('delivery')
+      defer(t, () => dropNamespace(namespace))
+      const worker = await open(t, namespace)
+      const producer = await open(t, namespace)
+      const waiting = worker.waitForJobs({
+        queues: ['default'],
+        timeoutMs: 5000,
+        claim: { ...CLAIM, limit: 2 },
+      })
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      // Two payloads of 600,000 bytes: 1.2 MB together, past the 1 MB a message may carry.
+      const payloads = ['a', 'b'].map((letter) => JSON.stringify(letter.repeat(600_000)))
+      const results = await producer.enqueue({ jobs: payloads.map((payload) => newJob({ payload })) })
+      const wake = await within(6000, 'waitForJobs', waiting)
+      assert.equal(wake.reason, 'delivered')
+      assert.deepEqual(
+        wake.jobs.map((job) => [job.id, job.state, job.payload]),
+        results.map(({ id }, i) => [id, 'active', JSON.parse(payloads[i]!)]),
+      )
+      assert.deepEqual(
+        await worker.settle({
+          settlements: wake.jobs.map((job) => ({
+            kind: 'completed',
+            id: job.id,
+            leaseToken: job.leaseToken,
+            result: null,
+          })),
+        }),
+        ['ok', 'ok'],
+      )
+    })
+
     it(
       'writes registrations neither to the AOF nor to replicas, and the delivered leases to both',
       ownServerOptions(),

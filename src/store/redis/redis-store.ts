@@ -196,7 +196,7 @@ export class RedisStore implements Store {
   /** Where enqueues hand this store's waiters their jobs (lua/deliver.lua). */
   private readonly deliveryChannel: string
   /** This store's waiters that may be handed jobs, by waiter id. */
-  private readonly deliveries = new Map<string, (jobs: ClaimedJob[]) => void>()
+  private readonly deliveries = new Map<string, (jobs: Promise<ClaimedJob[]>) => void>()
   private waiterCount = 0
 
   static async open(options: RedisStoreOptions = {}): Promise<RedisStore> {
@@ -390,14 +390,21 @@ export class RedisStore implements Store {
     const signal = params.signal === undefined ? ended.signal : AbortSignal.any([params.signal, ended.signal])
     for (const queue of params.queues) this.watched.set(queue, (this.watched.get(queue) ?? 0) + 1)
     const waiterId = claim === null ? '' : `${this.deliveryChannel}:${++this.waiterCount}`
-    // Handed jobs, the wait resolves at once: the first thing a waiting worker does is start them.
+    // Handed jobs, the wait resolves as soon as they are here (at once, unless they were too
+    // large to send and are being read): the first thing a waiting worker does is start them.
+    const handing = { started: false }
     const delivered =
       claim === null
         ? null
         : new Promise<WaitForJobsResult>((resolve) =>
             this.deliveries.set(waiterId, (jobs) => {
-              resolve({ reason: 'delivered', jobs })
+              handing.started = true
               ended.abort()
+              jobs.then(
+                (list) => resolve({ reason: 'delivered', jobs: list }),
+                // Unreadable: the leases run out and recoverExpired puts the jobs back.
+                () => resolve({ reason: 'notified', jobs: [] }),
+              )
             }),
           )
     const woken = this.hub.wait({ ...params, signal }).finally(() => {
@@ -412,7 +419,9 @@ export class RedisStore implements Store {
       }
     })
     const waited = this.register(params.queues, claim, waiterId, woken, ended)
-    return delivered === null ? waited : Promise.race([delivered, waited])
+    if (delivered === null) return waited
+    // Once a delivery has begun, it decides how the wait ends.
+    return Promise.race([delivered, waited.then((result) => (handing.started ? delivered : result))])
   }
 
   /**
@@ -640,29 +649,56 @@ export class RedisStore implements Store {
     return this.subscribed
   }
 
-  /** Jobs an enqueue claimed for one of this store's waiters: '<waiter id> <JSON jobs>'. */
+  /**
+   * Jobs an enqueue claimed for one of this store's waiters (lua/deliver.lua): '<waiter id> <JSON
+   * jobs>', or '<waiter id> #<id>,<id>…' when they were too large to send, to be read here.
+   */
   private onDelivery(message: string): void {
     const space = message.indexOf(' ')
-    const replies = JSON.parse(message.slice(space + 1)) as (string | number | false)[][]
-    // Lua's nil travels as false in JSON.
-    const jobs = replies.map((reply) => toClaimedJob(reply.map((value) => (value === false ? null : value))))
-    const deliver = this.deliveries.get(message.slice(0, space))
+    const body = message.slice(space + 1)
+    const jobs = body.startsWith('#')
+      ? this.readDelivered(body.slice(1).split(','))
+      : // Lua's nil travels as false in JSON.
+        Promise.resolve(
+          (JSON.parse(body) as (string | number | false)[][]).map((reply) =>
+            toClaimedJob(reply.map((value) => (value === false ? null : value))),
+          ),
+        )
+    const waiterId = message.slice(0, space)
+    const deliver = this.deliveries.get(waiterId)
     if (deliver !== undefined) {
-      this.deliveries.delete(message.slice(0, space))
+      this.deliveries.delete(waiterId)
       deliver(jobs)
       return
     }
     // Its wait ended just before: back in line, the attempt unused, and waiters woken for them.
-    if (this.closed) return
-    const settlements: Settlement[] = jobs.map((job) => ({
-      kind: 'snoozed',
-      id: job.id,
-      leaseToken: job.leaseToken,
-      runAt: job.runAt,
-    }))
-    this.settle({ settlements }).catch(() => {
-      // Unreachable now: the leases run out and recoverExpired puts the jobs back.
+    jobs
+      .then((list) => {
+        if (this.closed || list.length === 0) return
+        const settlements: Settlement[] = list.map((job) => ({
+          kind: 'snoozed',
+          id: job.id,
+          leaseToken: job.leaseToken,
+          runAt: job.runAt,
+        }))
+        return this.settle({ settlements })
+      })
+      .catch(() => {
+        // Unreachable now: the leases run out and recoverExpired puts the jobs back.
+      })
+  }
+
+  /** Jobs delivered by id, as they are now; one that is no longer active (cancelled) is left out. */
+  private async readDelivered(ids: readonly string[]): Promise<ClaimedJob[]> {
+    const pipeline = this.redis.pipeline()
+    for (const id of ids) pipeline.call('HMGET', this.keys.job(id), ...JOB_FIELDS)
+    const replies = (await pipeline.exec()) ?? []
+    const jobs: ClaimedJob[] = []
+    replies.forEach(([error, fields], i) => {
+      const reply = [ids[i]!, ...(fields as JobReply)]
+      if (error === null && reply[AT.s!] === 'active') jobs.push(toClaimedJob(reply))
     })
+    return jobs
   }
 
   private onWake(message: string): void {

@@ -8,8 +8,12 @@
 -- Liveness: a waiter whose channel has no subscriber (its process died, or closed its store) is
 -- dropped, never handed jobs. PUBSUB NUMSUB counts this server's subscribers only, so Redis
 -- Cluster stores do not register waiters (capabilities.delivery is false there).
--- Publishes on a waiter's channel: '<waiter id> <JSON array of jobs, as job_reply gives them>'.
+-- Publishes on a waiter's channel: '<waiter id> <JSON array of jobs, as job_reply gives them>', or
+-- when that would pass DELIVERY_MAX_BYTES, '<waiter id> #<id>,<id>...' (the store reads them): a
+-- subscriber whose output buffer passes Redis's pub/sub limit (32 MB by default) is disconnected.
 -- Waiter writes are neither persisted nor replicated (REPL_NONE): they describe connections.
+
+local DELIVERY_MAX_BYTES = 1000000
 
 -- Queues of this script's ready jobs that may still hold some after the deliveries.
 local function undelivered_ready_queues()
@@ -40,7 +44,13 @@ local function deliver_to_waiters()
         local jobs = claim_jobs(waiter.l, waiter.m, waiter.w, waiter.t, waiter.q)
         if #jobs > 0 then
           drop_waiter(id)
-          redis.call('PUBLISH', waiter.c, id .. ' ' .. cjson.encode(jobs))
+          local message = cjson.encode(jobs)
+          if #message > DELIVERY_MAX_BYTES then
+            local ids = {}
+            for n, job in ipairs(jobs) do ids[n] = job[1] end
+            message = '#' .. table.concat(ids, ',')
+          end
+          redis.call('PUBLISH', waiter.c, id .. ' ' .. message)
         end
       end
     end
