@@ -1,7 +1,9 @@
 /**
  * What only the PostgreSQL store does, beyond the shared conformance suite: enqueue inside the
  * caller's own transaction, enqueue from SQL, input that cannot reach the SQL text, migrations
- * that concurrent starts share, and a waiting worker that survives losing its connections.
+ * that concurrent starts share, a waiting worker that survives losing its connections, and
+ * delivery's own cases: rows too large for a notification, enqueues that must not deliver, a
+ * waiter whose listening connection is gone, and jobs delivered to a wait that had just ended.
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
@@ -32,6 +34,42 @@ async function appClient(t: Parameters<typeof defer>[0]): Promise<pg.Client> {
   await client.connect()
   defer(t, () => client.end())
   return client
+}
+
+/** A waiters row (migrations/0003_delivery.sql), bigints as text. */
+interface WaiterRow {
+  id: string
+  queues: string[]
+  lim: number
+  lease_ms: string
+  worker_id: string
+  channel: string
+  lock_key: string
+  registered_at: string
+}
+
+/** The waiters row of a worker's wait, once its store has registered it. */
+async function registeredWaiter(schema: string, workerId: string): Promise<WaiterRow> {
+  const deadline = Date.now() + 5000
+  for (;;) {
+    const [row] = await adminQuery<WaiterRow>(
+      `SELECT id, queues, lim, lease_ms::text, worker_id, channel, lock_key::text, registered_at::text
+       FROM "${schema}".waiters WHERE worker_id = $1`,
+      [workerId],
+    )
+    if (row !== undefined) return row
+    assert.ok(Date.now() < deadline, `no waiter of ${workerId} was registered within 5 s`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+/** Puts a waiters row (back) in place, as an enqueue that read the table a moment earlier saw it. */
+async function putWaiter(client: pg.Client, schema: string, row: WaiterRow): Promise<void> {
+  await client.query(
+    `INSERT INTO "${schema}".waiters (id, queues, lim, lease_ms, worker_id, channel, lock_key, registered_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING`,
+    [row.id, row.queues, row.lim, row.lease_ms, row.worker_id, row.channel, row.lock_key, row.registered_at],
+  )
 }
 
 /** A worker's loop until it claims something: wait, claim; an empty claim means wait again. */
@@ -295,6 +333,219 @@ await whenAvailable(postgresUnreachableReason(), () => {
     const [next] = await producer.enqueue({ jobs: [newJob()] })
     assert.equal(await within(5000, 'waitForWork', again), 'notified')
     assert.deepEqual(await claimWithin(worker, 1000), [next!.id])
+  })
+
+  test('a delivery too large for one notification is read by id: leased, in claim order, as stored', async (t) => {
+    const { open, schema } = tempSchema(t)
+    const worker = await open()
+    const producer = await open()
+    const claim = { limit: 3, leaseMs: LEASE_MS, workerId: 'big' }
+    const waiting = worker.waitForJobs({ queues: ['default'], timeoutMs: 10_000, claim })
+    await registeredWaiter(schema, 'big')
+    // 9,000 bytes of payload: the rows cannot travel in NOTIFY's 8,000 bytes, only their ids.
+    const large = JSON.stringify({ text: 'x'.repeat(9000) })
+    const before = Date.now()
+    const [low, high] = await producer.enqueue({
+      jobs: [newJob({ payload: large }), newJob({ priority: 5 })],
+      now: before,
+    })
+    const wake = await within(5000, 'waitForJobs', waiting)
+    assert.equal(wake.reason, 'delivered')
+    assert.deepEqual(
+      wake.jobs.map((job) => job.id),
+      [high!.id, low!.id],
+      'priority first',
+    )
+    for (const job of wake.jobs) {
+      const { leaseToken, ...seen } = job
+      assert.ok(leaseToken.length > 0)
+      assert.deepEqual(seen, await worker.getJob(job.id), 'as the store has it')
+      assert.equal(job.state, 'active')
+      assert.equal(job.attempts, 1)
+      assert.equal(job.workerId, 'big')
+      assert.equal(job.leaseExpiresAt, before + LEASE_MS)
+    }
+    assert.deepEqual(wake.jobs[1]!.payload, JSON.parse(large))
+    const settled = await worker.settle({
+      settlements: wake.jobs.map((job) => ({ kind: 'completed', id: job.id, leaseToken: job.leaseToken })),
+    })
+    assert.deepEqual(settled, ['ok', 'ok'])
+  })
+
+  test('an enqueue in a caller transaction or from SQL hands no jobs: the waiter is woken to claim', async (t) => {
+    const { open, schema } = tempSchema(t)
+    const worker = await open()
+    const store = await open()
+    const app = await appClient(t)
+    const claim = { limit: 5, leaseMs: LEASE_MS, workerId: 'w' }
+    for (const enqueue of [
+      async () => {
+        await app.query('BEGIN')
+        await createClient({ store }).enqueue('x', {}, { tx: app })
+        await app.query('COMMIT')
+      },
+      () => app.query(`SELECT "${schema}".enqueue('x', '{}')`),
+    ]) {
+      const waiting = worker.waitForJobs({ queues: ['default'], timeoutMs: 10_000, claim })
+      const row = await registeredWaiter(schema, 'w')
+      await enqueue()
+      assert.deepEqual(await within(5000, 'waitForJobs', waiting), { reason: 'notified', jobs: [] })
+      const [job] = await worker.claim({ queues: ['default'], ...claim })
+      assert.equal(job?.attempts, 1, 'the job was still in line')
+      // The wait's end took its registration out.
+      for (let tries = 0; ; tries++) {
+        const left = await adminQuery(`SELECT 1 FROM "${schema}".waiters WHERE id = $1`, [row.id])
+        if (left.length === 0) break
+        assert.ok(tries < 100, 'the ended wait left its waiters row')
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+    }
+  })
+
+  test('a waiter whose listening connection was terminated (pg_terminate_backend) is handed nothing', async (t) => {
+    const { open, schema } = tempSchema(t)
+    const worker = await open()
+    const producer = await open()
+    const app = await appClient(t)
+    const claim = { limit: 5, leaseMs: LEASE_MS, workerId: 'gone' }
+    const waiting = worker.waitForJobs({ queues: ['default'], timeoutMs: 20_000, claim })
+    const row = await registeredWaiter(schema, 'gone')
+    // The listening connection is the one that took the waiter's lock.
+    const [listener] = await adminQuery<{ pid: number }>(
+      `SELECT pid FROM pg_stat_activity WHERE query LIKE $1 AND pg_terminate_backend(pid)`,
+      [`%pg_try_advisory_lock(${row.lock_key})%`],
+    )
+    assert.ok(listener !== undefined, 'the listening connection was found')
+    for (let tries = 0; ; tries++) {
+      const alive = await adminQuery('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [listener.pid])
+      if (alive.length === 0) break
+      assert.ok(tries < 250, 'the terminated backend did not exit')
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    // An enqueue that finds the row (put back if the store's reconnection already took it out)
+    // must see that its lock is free, drop it, and leave the job in line for anybody.
+    await app.query('BEGIN')
+    await putWaiter(app, schema, row)
+    const { rows } = await app.query<{ id: string }>(
+      `SELECT e.id::text AS id FROM "${schema}".enqueue_batch('{default}', '{x}', '{"{}"}', '{0}', '{NULL}',
+         '{0}', '{3}', '{NULL}', '{NULL}', NULL, true) AS e`,
+    )
+    const id = rows[0]!.id
+    const job = await app.query<{ state: string; attempts: number; worker_id: string | null }>(
+      `SELECT state, attempts, worker_id FROM "${schema}".jobs WHERE id = $1`,
+      [id],
+    )
+    assert.deepEqual(job.rows[0], { state: 'ready', attempts: 0, worker_id: null })
+    const waiters = await app.query(`SELECT 1 FROM "${schema}".waiters WHERE id = $1`, [row.id])
+    assert.equal(waiters.rows.length, 0, 'the dead waiter was deleted')
+    await app.query('COMMIT')
+
+    // The store comes back (a new connection, a new lock) and deliveries reach it again.
+    assert.equal((await within(10_000, 'waitForJobs', waiting)).reason, 'notified')
+    assert.deepEqual(
+      (await worker.claim({ queues: ['default'], ...claim })).map((j) => j.id),
+      [id],
+    )
+    const again = worker.waitForJobs({ queues: ['default'], timeoutMs: 10_000, claim })
+    const renewed = await registeredWaiter(schema, 'gone')
+    assert.notEqual(renewed.lock_key, row.lock_key)
+    const [next] = await producer.enqueue({ jobs: [newJob()] })
+    const wake = await within(5000, 'waitForJobs', again)
+    assert.equal(wake.reason, 'delivered')
+    assert.deepEqual(
+      wake.jobs.map((j) => j.id),
+      [next!.id],
+    )
+  })
+
+  test('jobs delivered to a wait that had just ended go back in line, attempt unused, and wake waiters', async (t) => {
+    const { open, schema } = tempSchema(t)
+    const worker = await open()
+    const producer = await open()
+    const peer = await open()
+    const app = await appClient(t)
+    const claim = { limit: 5, leaseMs: LEASE_MS, workerId: 'late' }
+    const controller = new AbortController()
+    const waiting = worker.waitForJobs({ queues: ['default'], signal: controller.signal, claim })
+    const row = await registeredWaiter(schema, 'late')
+    controller.abort()
+    assert.deepEqual(await within(1000, 'waitForJobs', waiting), { reason: 'aborted', jobs: [] })
+    // The wait's end takes its row out; put it back, as an enqueue that read it a moment before
+    // the delete would have seen it. The enqueue then delivers to a store that no longer waits.
+    for (let tries = 0; ; tries++) {
+      const left = await adminQuery(`SELECT 1 FROM "${schema}".waiters WHERE id = $1`, [row.id])
+      if (left.length === 0) break
+      assert.ok(tries < 100, 'the ended wait left its waiters row')
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    await putWaiter(app, schema, row)
+    const delivered = new Promise<string>((resolve) => app.once('notification', (m) => resolve(m.payload!)))
+    await app.query(`LISTEN "${row.channel}"`)
+    // A waiter elsewhere: every job of the enqueue is handed over, so only the give-back wakes it.
+    const other = peer.waitForWork({ queues: ['default'], timeoutMs: 10_000 })
+    await new Promise((resolve) => setTimeout(resolve, 200))
+
+    const [enqueued] = await producer.enqueue({ jobs: [newJob()] })
+    const message = JSON.parse(await within(5000, 'the delivery', delivered)) as {
+      w: string
+      jobs: unknown[]
+    }
+    assert.equal(message.w, row.id)
+    assert.equal(message.jobs.length, 1)
+    assert.equal(await within(5000, 'waitForWork', other), 'notified')
+    const job = await peer.getJob(enqueued!.id)
+    assert.equal(job?.state, 'ready')
+    assert.equal(job?.attempts, 0, 'the attempt is given back')
+    assert.equal(job?.workerId, null)
+    const [claimed] = await peer.claim({ queues: ['default'], limit: 1, leaseMs: LEASE_MS, workerId: 'next' })
+    assert.equal(claimed?.id, enqueued!.id)
+    assert.equal(claimed?.attempts, 1)
+  })
+
+  test("jobs delivered to a wait that had just ended go to the same worker's next wait", async (t) => {
+    const { open, schema } = tempSchema(t)
+    const worker = await open()
+    const producer = await open()
+    const app = await appClient(t)
+    const claim = { limit: 5, leaseMs: LEASE_MS, workerId: 'loop' }
+    const controller = new AbortController()
+    const first = worker.waitForJobs({ queues: ['default'], signal: controller.signal, claim })
+    const stale = await registeredWaiter(schema, 'loop')
+    controller.abort()
+    assert.deepEqual(await within(1000, 'waitForJobs', first), { reason: 'aborted', jobs: [] })
+    for (let tries = 0; ; tries++) {
+      const left = await adminQuery(`SELECT 1 FROM "${schema}".waiters WHERE id = $1`, [stale.id])
+      if (left.length === 0) break
+      assert.ok(tries < 100, 'the ended wait left its waiters row')
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    // The worker waits again; the enqueue finds the earlier registration first (put back, as if
+    // its delete had not yet run) and hands it the job.
+    const second = worker.waitForJobs({ queues: ['default'], timeoutMs: 10_000, claim })
+    for (let tries = 0; ; tries++) {
+      const rows = await adminQuery(`SELECT 1 FROM "${schema}".waiters WHERE worker_id = 'loop'`)
+      if (rows.length > 0) break
+      assert.ok(tries < 250, 'the second wait was not registered')
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    await putWaiter(app, schema, stale)
+    const [enqueued] = await producer.enqueue({ jobs: [newJob()] })
+    const wake = await within(5000, 'waitForJobs', second)
+    assert.equal(wake.reason, 'delivered')
+    assert.deepEqual(
+      wake.jobs.map((job) => job.id),
+      [enqueued!.id],
+    )
+    assert.equal(wake.jobs[0]!.attempts, 1)
+    // The second wait's own registration is taken out: the next job is nobody's but in line.
+    for (let tries = 0; ; tries++) {
+      const rows = await adminQuery(`SELECT 1 FROM "${schema}".waiters`)
+      if (rows.length === 0) break
+      assert.ok(tries < 100, 'a registration was left behind')
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    const [next] = await producer.enqueue({ jobs: [newJob()] })
+    assert.equal((await producer.getJob(next!.id))?.state, 'ready')
   })
 
   // On a server of the test's own: restarting the shared one would disturb every other test.

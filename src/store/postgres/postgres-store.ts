@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import {
   FerryError,
@@ -40,6 +41,8 @@ import type {
   StatsParams,
   Store,
   StoreCapabilities,
+  WaitForJobsParams,
+  WaitForJobsResult,
   WaitParams,
   WakeReason,
 } from '../store.js'
@@ -127,13 +130,34 @@ const SAFETY_NET_MS = 30_000
 /** The listening connection comes back after a drop with this backoff (doubling, with jitter). */
 const RECONNECT_MIN_MS = 100
 const RECONNECT_MAX_MS = 5_000
+/**
+ * A delivery, as an enqueue sends it on the store's channel (migrations/0003_delivery.sql): the
+ * waiter's id and its leased rows (as arrays of the jobs columns, bigints as text), or only their
+ * ids when the rows would not fit in a notification.
+ */
+interface Delivery {
+  w: string
+  jobs?: unknown[][]
+  ids?: string[]
+}
+
+/** A waitForJobs waiter, as registered for delivery (sql/wait-for-work.sql). */
+type Registration = WaitForJobsParams['claim'] & { id: string; queues: readonly string[] }
+
+/** A waiter that may be handed jobs: `rerouted` when they were meant for an earlier wait. */
+interface DeliveryWaiter {
+  registration: Registration
+  take(delivery: Delivery, rerouted: boolean): void
+}
 
 /**
  * The PostgreSQL store: jobs in one table of its own schema, shared by workers on many hosts.
  * Every hot-path call is one round trip: enqueue (a whole batch), claim (any number of queues,
  * FOR UPDATE SKIP LOCKED), settle (a whole batch) and settleAndClaim are single statements or
  * functions of the schema (migrations/0001_init.sql). Waiting workers are woken by LISTEN/NOTIFY
- * on a connection of their own, which comes back by itself after a drop or a server restart.
+ * on a connection of their own, which comes back by itself after a drop or a server restart; an
+ * enqueue hands an idle worker its jobs directly, claimed in the enqueue's own transaction
+ * (waitForJobs, migrations/0003_delivery.sql).
  *
  * Without an explicit `now`, times are the server's clock (now_ms()), so hosts whose clocks differ
  * still agree on what is due and which leases ran out.
@@ -148,7 +172,11 @@ export class PostgresStore implements Store {
     // (FIFO). Cutting 10,000 jobs into 4 × 2,500 on 4 connections saved 0.03 s of 0.21 s
     // (postgres-enqueue, load 0.5): not worth the order.
     enqueueBatch: { maxItems: Infinity, maxInFlight: 1 },
-    delivery: false,
+    // An idle worker is handed its jobs by the enqueue (migrations/0003_delivery.sql). Enqueue →
+    // handler start in another process, bench postgres-wake, medians of 3 runs, three pairs of
+    // runs interleaved with the commit before on the shared 2-core machine (load 0.3-1.9): p50
+    // 3.53, 3.08, 4.61 ms before, 2.55, 2.64, 3.25 ms with delivery.
+    delivery: true,
   }
   readonly schema: string
 
@@ -156,6 +184,18 @@ export class PostgresStore implements Store {
   private readonly config: pg.ClientConfig
   private readonly texts: Record<SqlName, string>
   private readonly channel: string
+  /** This store's own channel, on which enqueues hand jobs to its waiters (waitForJobs). */
+  private readonly deliveryChannel: string
+  /** Makes this store's waiter ids unique among every store of the schema. */
+  private readonly waiterTag = randomBytes(8).toString('hex')
+  private waiterCount = 0
+  /** The waiters that may be handed jobs, by id; each leaves once handed some. */
+  private readonly deliveries = new Map<string, DeliveryWaiter>()
+  /** Deliveries that came too late for their waiter, being put back in line (close awaits them). */
+  private readonly givingBack = new Set<Promise<void>>()
+  /** The advisory lock the listening connection holds while it lives: what tells an enqueue that
+   * a waiter registered with this key is still there. A new key for each connection. */
+  private lockKey: string | null = null
   private readonly hub: WakeHub
   /** Queues of the current waiters, with how many wait on each: what the safety net checks. */
   private readonly waitingQueues = new Map<string, number>()
@@ -201,6 +241,8 @@ export class PostgresStore implements Store {
     }
     this.schema = schema
     this.channel = `ferry:${schema}`
+    // At most 6 + 48 + 9 = 63 bytes: PostgreSQL's identifier limit.
+    this.deliveryChannel = `ferry:${schema}:${randomBytes(4).toString('hex')}`
     this.texts = Object.fromEntries(
       Object.entries(sql).map(([name, text]) => [name, interpolateSchema(text, schema)]),
     ) as Record<SqlName, string>
@@ -264,7 +306,12 @@ export class PostgresStore implements Store {
     const listener = this.listener
     this.listener = null
     this.listening = null
-    await Promise.allSettled([listener?.end(), this.pool.end()])
+    this.lockKey = null
+    // Ending the listening connection releases its lock: from then on no enqueue hands this store
+    // jobs. Jobs handed to a waiter that closing ended go back in line before the pool goes.
+    await listener?.end().catch(() => {})
+    while (this.givingBack.size > 0) await Promise.allSettled([...this.givingBack])
+    await this.pool.end().catch(() => {})
   }
 
   // ── producer ───────────────────────────────────────────────────────────────────────────────
@@ -277,9 +324,13 @@ export class PostgresStore implements Store {
       jobs,
       now,
       binaryTextArray,
+      true,
     )
-    // Workers of this process are woken at once; those elsewhere by the NOTIFY of the commit.
-    this.hub.notify(readyQueuesOf(jobs, now))
+    // Workers of this process are woken at once; those elsewhere by the NOTIFY of the commit. Not
+    // while a waiter of this process may be handed jobs: woken here, before its delivery arrives
+    // (the listening connection hears of it before the wake-up of the same commit), it would
+    // have to give them back.
+    if (this.deliveries.size === 0) this.hub.notify(readyQueuesOf(jobs, now))
     return results
   }
 
@@ -303,6 +354,8 @@ export class PostgresStore implements Store {
       jobs,
       now,
       (items) => items,
+      // No delivery: the leases would start while the caller's transaction may stay open long.
+      false,
     )
   }
 
@@ -311,6 +364,7 @@ export class PostgresStore implements Store {
     jobs: readonly NewJob[],
     now: number | undefined,
     textArray: (items: (string | null)[]) => unknown,
+    deliver: boolean,
   ): Promise<EnqueueResult[]> {
     const n = jobs.length
     const queue = new Array<string>(n)
@@ -345,6 +399,7 @@ export class PostgresStore implements Store {
       timeoutMs,
       textArray(uniqueKey),
       now ?? null,
+      deliver,
     ])) as { id: string | null; created: boolean }[]
     const missing = rows.flatMap((row, i) => (row.id === null ? [uniqueKey[i]!] : []))
     if (missing.length > 0) {
@@ -424,27 +479,134 @@ export class PostgresStore implements Store {
   }
 
   async waitForWork(params: WaitParams): Promise<WakeReason> {
+    const { reason } = await this.wait(params, null)
+    return reason === 'delivered' ? 'notified' : reason
+  }
+
+  async waitForJobs(params: WaitForJobsParams): Promise<WaitForJobsResult> {
+    this.assertOpen('waitForJobs')
+    const { limit, leaseMs, workerId } = params.claim ?? {}
+    checkClaimParams({ queues: params.queues, limit: limit!, leaseMs: leaseMs!, workerId: workerId! })
+    return this.wait(params, params.claim)
+  }
+
+  /**
+   * waitForWork, and with `claim`, waitForJobs: the waiter is registered (sql/wait-for-work.sql)
+   * so that an enqueue may claim jobs for it and send them on this store's delivery channel
+   * (migrations/0003_delivery.sql). A delivery that arrives before the wait has ended otherwise
+   * ends it; one that arrives after goes to the same worker's next wait or back in line
+   * (onDelivery).
+   */
+  private async wait(
+    params: WaitParams,
+    claim: WaitForJobsParams['claim'] | null,
+  ): Promise<WaitForJobsResult> {
     this.assertOpen('waitForWork')
     assertQueueList(params.queues)
-    const woken = this.hub.wait(params)
-    if (params.signal?.aborted !== true) {
-      for (const queue of params.queues)
-        this.waitingQueues.set(queue, (this.waitingQueues.get(queue) ?? 0) + 1)
-      void woken.finally(() => {
-        for (const queue of params.queues) {
-          const count = (this.waitingQueues.get(queue) ?? 1) - 1
-          if (count === 0) this.waitingQueues.delete(queue)
-          else this.waitingQueues.set(queue, count)
+    const { queues, signal, timeoutMs } = params
+    if (signal?.aborted === true) return { reason: 'aborted', jobs: [] }
+    // Ends this waiter alone (a delivery); the caller's signal ends it too.
+    const ended = new AbortController()
+    const onAbort = (): void => ended.abort()
+    signal?.addEventListener('abort', onAbort, { once: true })
+    for (const queue of queues) this.waitingQueues.set(queue, (this.waitingQueues.get(queue) ?? 0) + 1)
+    const registration: Registration | null =
+      claim === null ? null : { ...claim, queues, id: `${this.waiterTag}:${++this.waiterCount}` }
+    let delivery: Delivery | null = null
+    let registeredStill = false
+    if (registration !== null) {
+      this.deliveries.set(registration.id, {
+        registration,
+        take: (handed, rerouted) => {
+          delivery = handed
+          registeredStill = rerouted
+          ended.abort()
+        },
+      })
+    }
+    let waiting = true
+    // Once LISTEN is active, look at the queues once (and register): whatever committed before
+    // that shows up here, whatever commits after it is delivered or notified. Errors leave the
+    // waiter waiting: the listening connection retries, and a store error will show in the
+    // worker's next claim. Resolves to whether the waiter may have been registered.
+    const registered = this.listen()
+      .then(() => (waiting ? this.check(queues, registration) : false))
+      .catch(() => registration !== null)
+    const reason = await this.hub.wait({ queues, timeoutMs, signal: ended.signal })
+    waiting = false
+    signal?.removeEventListener('abort', onAbort)
+    for (const queue of queues) {
+      const count = (this.waitingQueues.get(queue) ?? 1) - 1
+      if (count === 0) this.waitingQueues.delete(queue)
+      else this.waitingQueues.set(queue, count)
+    }
+    if (registration === null) return { reason, jobs: [] }
+    this.deliveries.delete(registration.id)
+    // From here on, a delivery to this waiter goes elsewhere (onDelivery).
+    const handed = delivery as Delivery | null
+    if (handed === null || registeredStill) {
+      // Its registration is still there: take it out, so that no enqueue claims for it any more
+      // (fire and forget: its lock covers a failure).
+      void registered.then((may) => {
+        if (may && !this.closed) {
+          this.query(this.texts['wait-for-jobs-end'], [registration.id], 'wait-for-jobs-end').catch(() => {})
         }
       })
-      // Once LISTEN is active, look at the queues once: whatever committed before that shows up
-      // here, whatever commits after it is notified. Errors leave the waiter waiting: the
-      // listening connection retries, and a store error will show in the worker's next claim.
-      void this.listen()
-        .then(() => this.check(params.queues))
-        .catch(() => {})
     }
-    return woken
+    if (handed !== null) {
+      if (this.closed) {
+        this.giveBack(handed)
+        return { reason: 'aborted', jobs: [] }
+      }
+      try {
+        const jobs = await this.deliveredJobs(handed)
+        if (jobs.length > 0) return { reason: 'delivered', jobs }
+      } catch {
+        // Unreadable: the leases run out and recoverExpired puts the jobs back.
+      }
+      return { reason: 'notified', jobs: [] }
+    }
+    return { reason, jobs: [] }
+  }
+
+  /** The jobs of a delivery, in claim order: from its message, or read by id when they did not fit. */
+  private async deliveredJobs(delivery: Delivery): Promise<ClaimedJob[]> {
+    if (delivery.jobs !== undefined) {
+      return delivery.jobs.map((columns) => toClaimedJob(deliveredRow(columns)))
+    }
+    const ids = (delivery.ids ?? []).filter(isJobId)
+    if (ids.length === 0) return []
+    const rows = await this.query<JobRow>(
+      this.texts['wait-for-jobs-delivered'],
+      [ids],
+      'wait-for-jobs-delivered',
+    )
+    return rows.map(toClaimedJob)
+  }
+
+  /**
+   * Puts back in line the jobs of a delivery whose waiter had stopped waiting, as a snooze to
+   * their own run time: ready again in their place, the attempt not counted (settle.sql). The
+   * settle's NOTIFY wakes the waiters of their queues, this process's too, and its commit takes
+   * their registrations out (wake() in migrations/0003_delivery.sql). Not woken here first: a
+   * waiter woken before its registration is gone may be handed jobs it must give back in turn.
+   */
+  private giveBack(delivery: Delivery): void {
+    const work = (async () => {
+      const jobs = await this.deliveredJobs(delivery)
+      if (jobs.length === 0) return
+      const settlements: Settlement[] = jobs.map((job) => ({
+        kind: 'snoozed',
+        id: job.id,
+        leaseToken: job.leaseToken,
+        runAt: job.runAt,
+      }))
+      await this.query(this.texts.settle, [...settlementArrays(settlements), null], 'settle')
+    })().catch(() => {
+      // Unreachable store: the leases run out and recoverExpired puts the jobs back.
+    })
+    this.givingBack.add(work)
+    void work.finally(() => this.givingBack.delete(work))
   }
 
   // ── maintenance ────────────────────────────────────────────────────────────────────────────
@@ -580,7 +742,10 @@ export class PostgresStore implements Store {
 
   // ── waking up ──────────────────────────────────────────────────────────────────────────────
 
-  /** Resolves once LISTEN is active on the listening connection, opening it if needed. */
+  /**
+   * Resolves once LISTEN is active on the listening connection (the schema's channel and this
+   * store's delivery channel) and the connection holds its lock, opening it if needed.
+   */
   private listen(): Promise<void> {
     if (this.closed) return Promise.reject(new StoreClosedError('waitForWork'))
     this.listening ??= this.openListener().catch((error: unknown) => {
@@ -599,18 +764,34 @@ export class PostgresStore implements Store {
       if (this.listener !== client) return
       this.listener = null
       this.listening = null
+      this.lockKey = null
       client.removeAllListeners('notification')
       client.end().catch(() => {})
       this.scheduleReconnect()
     }
     client.on('error', onLost)
     client.on('end', onLost)
-    client.on('notification', (message) => this.onNotification(message.payload ?? '*'))
+    client.on('notification', (message) => {
+      if (message.channel === this.deliveryChannel) this.onDelivery(message.payload ?? '')
+      else this.onNotification(message.payload ?? '*')
+    })
+    let lockKey: string
     try {
       await client.connect()
       connected = true
       if (this.closed) throw new StoreClosedError('waitForWork')
-      await client.query(`LISTEN ${quoteIdent(this.channel)}`)
+      // One round trip. The lock is the liveness of this store's waiters: the server releases it
+      // when the connection ends, however it ends. A key of its own for each connection: taking
+      // the previous one again could wait for the server to notice that connection is gone.
+      for (let locked = false; !locked;) {
+        lockKey = randomBytes(8).readBigInt64BE().toString()
+        const results = (await client.query(
+          `LISTEN ${quoteIdent(this.channel)}; LISTEN ${quoteIdent(this.deliveryChannel)}; ` +
+            `SELECT pg_try_advisory_lock(${lockKey}) AS locked`,
+        )) as unknown as pg.QueryResult<{ locked: boolean }>[]
+        // False only when another session holds that very key: draw another.
+        locked = results[results.length - 1]!.rows[0]!.locked
+      }
       if (this.closed) throw new StoreClosedError('waitForWork')
     } catch (error) {
       client.removeAllListeners('notification')
@@ -618,6 +799,7 @@ export class PostgresStore implements Store {
       throw wrapDriverError(error)
     }
     this.listener = client
+    this.lockKey = lockKey!
     this.reconnectAttempts = 0
   }
 
@@ -650,6 +832,54 @@ export class PostgresStore implements Store {
     this.hub.notify(ready)
   }
 
+  /**
+   * A delivery on this store's channel: to its waiter if it still waits. Else (its wait ended just
+   * before, woken otherwise) to the same worker's next wait if that has begun, which would have
+   * claimed exactly these; else back in line.
+   */
+  private onDelivery(message: string): void {
+    let delivery: Delivery
+    try {
+      delivery = JSON.parse(message) as Delivery
+    } catch {
+      return
+    }
+    if (typeof delivery !== 'object' || delivery === null || typeof delivery.w !== 'string') return
+    const waiter = this.deliveries.get(delivery.w) ?? this.nextWaitFor(delivery)
+    if (waiter === undefined) {
+      this.giveBack(delivery)
+      return
+    }
+    // A waiter takes one delivery: a second one goes elsewhere.
+    this.deliveries.delete(waiter.registration.id)
+    waiter.take(delivery, waiter.registration.id !== delivery.w)
+  }
+
+  /**
+   * A waiter of this store that these jobs, delivered to a wait that has ended, can go to as if
+   * delivered to it: the same worker (id and lease), waiting on every queue of the jobs, with room
+   * for all of them. A worker's queues do not change, so its claim would have taken these first.
+   * Only a delivery that carries its rows: the others are rare, and would need reading first.
+   */
+  private nextWaitFor(delivery: Delivery): DeliveryWaiter | undefined {
+    if (delivery.jobs === undefined || delivery.jobs.length === 0) return undefined
+    const rows = delivery.jobs.map(deliveredRow)
+    const { worker_id: workerId, lease_expires_at: expiresAt, updated_at: leasedAt } = rows[0]!
+    const leaseMs = Number(expiresAt) - Number(leasedAt)
+    for (const waiter of this.deliveries.values()) {
+      const { registration } = waiter
+      if (
+        registration.workerId === workerId &&
+        registration.leaseMs === leaseMs &&
+        registration.limit >= rows.length &&
+        rows.every((row) => registration.queues.includes(row.queue))
+      ) {
+        return waiter
+      }
+    }
+    return undefined
+  }
+
   /** Arms the hub's due timer at a run time of the server's clock. */
   private armDue(serverAt: number | null): void {
     if (serverAt === null || !Number.isFinite(serverAt)) return
@@ -657,15 +887,32 @@ export class PostgresStore implements Store {
     this.hub.armDue(serverAt + this.clockOffsetMs, now)
   }
 
-  /** Wakes the waiters of queues that have ready work, and arms the timer for their next due job. */
-  private async check(queues: readonly string[]): Promise<void> {
-    if (this.closed || queues.length === 0) return
+  /**
+   * Wakes the waiters of queues that have ready work, and arms the timer for their next due job.
+   * With a registration, the same statement registers that waiter for delivery if it is not to wake
+   * at once; says whether it did.
+   */
+  private async check(queues: readonly string[], registration: Registration | null = null): Promise<boolean> {
+    if (this.closed || queues.length === 0) return false
+    const lockKey = this.lockKey
+    const register =
+      registration === null || lockKey === null
+        ? [null, null, null, null, null, null]
+        : [
+            registration.id,
+            registration.limit,
+            registration.leaseMs,
+            registration.workerId,
+            this.deliveryChannel,
+            lockKey,
+          ]
     const [row] = await this.query<{
       ready: string[]
       next_run_at: string | null
       server_now: string
       stop_at: string | null
-    }>(this.texts['wait-for-work'], [queues], 'wait-for-work')
+      registered: boolean
+    }>(this.texts['wait-for-work'], [queues, ...register], 'wait-for-work')
     const receivedAt = Date.now()
     // The server read its clock between sending the query and receivedAt. Assume the latest moment,
     // so a due timer can only fire late (by at most the round trip), never before the job's runAt:
@@ -678,6 +925,7 @@ export class PostgresStore implements Store {
     }
     this.hub.notify(row!.ready)
     this.armDue(row!.next_run_at === null ? null : Number(row!.next_run_at))
+    return row!.registered
   }
 
   private onWaitingChange(waiting: boolean): void {
@@ -920,6 +1168,36 @@ function toJob(row: JobRow): Job {
     updatedAt: Number(row.updated_at),
     finishedAt: row.finished_at === null ? null : Number(row.finished_at),
   }
+}
+
+/** The columns of a delivered job (migrations/0003_delivery.sql, deliver), in the table's order, as
+ * the row pg would have returned: bigints as text. */
+const DELIVERED_COLUMNS = [
+  'id',
+  'queue',
+  'name',
+  'payload',
+  'state',
+  'priority',
+  'run_at',
+  'attempts',
+  'max_attempts',
+  'timeout_ms',
+  'unique_key',
+  'lease_token',
+  'lease_expires_at',
+  'worker_id',
+  'last_error',
+  'result',
+  'created_at',
+  'updated_at',
+  'finished_at',
+] as const satisfies readonly (keyof JobRow)[]
+
+function deliveredRow(columns: readonly unknown[]): JobRow {
+  const row: Record<string, unknown> = {}
+  DELIVERED_COLUMNS.forEach((name, i) => (row[name] = columns[i] ?? null))
+  return row as unknown as JobRow
 }
 
 function toClaimedJob(row: JobRow): ClaimedJob {
