@@ -24,7 +24,7 @@ import {
 import { skipUnlessAvailable, whenAvailable } from '../helpers/services.js'
 import { privatePostgres, privatePostgresUnavailable } from '../helpers/private-postgres.js'
 import { allJobs, newJob, within } from '../helpers/store-harness.js'
-import { defer } from '../helpers/worker-helpers.js'
+import { defer, waitFor } from '../helpers/worker-helpers.js'
 
 const LEASE_MS = 60_000
 
@@ -50,17 +50,19 @@ interface WaiterRow {
 
 /** The waiters row of a worker's wait, once its store has registered it. */
 async function registeredWaiter(schema: string, workerId: string): Promise<WaiterRow> {
-  const deadline = Date.now() + 5000
-  for (;;) {
-    const [row] = await adminQuery<WaiterRow>(
-      `SELECT id, queues, lim, lease_ms::text, worker_id, channel, lock_key::text, registered_at::text
-       FROM "${schema}".waiters WHERE worker_id = $1`,
-      [workerId],
-    )
-    if (row !== undefined) return row
-    assert.ok(Date.now() < deadline, `no waiter of ${workerId} was registered within 5 s`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
+  const rows = await waitFor(
+    async () => {
+      const found = await adminQuery<WaiterRow>(
+        `SELECT id, queues, lim, lease_ms::text, worker_id, channel, lock_key::text, registered_at::text
+         FROM "${schema}".waiters WHERE worker_id = $1`,
+        [workerId],
+      )
+      return found.length > 0 ? found : null
+    },
+    5000,
+    `a waiter of ${workerId}`,
+  )
+  return rows[0]!
 }
 
 /** Puts a waiters row (back) in place, as an enqueue that read the table a moment earlier saw it. */
@@ -393,12 +395,12 @@ await whenAvailable(postgresUnreachableReason(), () => {
       const [job] = await worker.claim({ queues: ['default'], ...claim })
       assert.equal(job?.attempts, 1, 'the job was still in line')
       // The wait's end took its registration out.
-      for (let tries = 0; ; tries++) {
-        const left = await adminQuery(`SELECT 1 FROM "${schema}".waiters WHERE id = $1`, [row.id])
-        if (left.length === 0) break
-        assert.ok(tries < 100, 'the ended wait left its waiters row')
-        await new Promise((resolve) => setTimeout(resolve, 20))
-      }
+      await waitFor(
+        async () =>
+          (await adminQuery(`SELECT 1 FROM "${schema}".waiters WHERE id = $1`, [row.id])).length === 0,
+        2_000,
+        "the ended wait's row to be deleted",
+      )
     }
   })
 
@@ -416,12 +418,12 @@ await whenAvailable(postgresUnreachableReason(), () => {
       [`%pg_try_advisory_lock(${row.lock_key})%`],
     )
     assert.ok(listener !== undefined, 'the listening connection was found')
-    for (let tries = 0; ; tries++) {
-      const alive = await adminQuery('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [listener.pid])
-      if (alive.length === 0) break
-      assert.ok(tries < 250, 'the terminated backend did not exit')
-      await new Promise((resolve) => setTimeout(resolve, 20))
-    }
+    await waitFor(
+      async () =>
+        (await adminQuery('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [listener.pid])).length === 0,
+      5_000,
+      'the terminated backend to exit',
+    )
     // An enqueue that finds the row (put back if the store's reconnection already took it out)
     // must see that its lock is free, drop it, and leave the job in line for anybody.
     await app.query('BEGIN')
@@ -472,12 +474,12 @@ await whenAvailable(postgresUnreachableReason(), () => {
     assert.deepEqual(await within(1000, 'waitForJobs', waiting), { reason: 'aborted', jobs: [] })
     // The wait's end takes its row out; put it back, as an enqueue that read it a moment before
     // the delete would have seen it. The enqueue then delivers to a store that no longer waits.
-    for (let tries = 0; ; tries++) {
-      const left = await adminQuery(`SELECT 1 FROM "${schema}".waiters WHERE id = $1`, [row.id])
-      if (left.length === 0) break
-      assert.ok(tries < 100, 'the ended wait left its waiters row')
-      await new Promise((resolve) => setTimeout(resolve, 20))
-    }
+    await waitFor(
+      async () =>
+        (await adminQuery(`SELECT 1 FROM "${schema}".waiters WHERE id = $1`, [row.id])).length === 0,
+      2_000,
+      "the ended wait's row to be deleted",
+    )
     await putWaiter(app, schema, row)
     const delivered = new Promise<string>((resolve) => app.once('notification', (m) => resolve(m.payload!)))
     await app.query(`LISTEN "${row.channel}"`)
@@ -513,21 +515,20 @@ await whenAvailable(postgresUnreachableReason(), () => {
     const stale = await registeredWaiter(schema, 'loop')
     controller.abort()
     assert.deepEqual(await within(1000, 'waitForJobs', first), { reason: 'aborted', jobs: [] })
-    for (let tries = 0; ; tries++) {
-      const left = await adminQuery(`SELECT 1 FROM "${schema}".waiters WHERE id = $1`, [stale.id])
-      if (left.length === 0) break
-      assert.ok(tries < 100, 'the ended wait left its waiters row')
-      await new Promise((resolve) => setTimeout(resolve, 20))
-    }
+    await waitFor(
+      async () =>
+        (await adminQuery(`SELECT 1 FROM "${schema}".waiters WHERE id = $1`, [stale.id])).length === 0,
+      2_000,
+      "the ended wait's row to be deleted",
+    )
     // The worker waits again; the enqueue finds the earlier registration first (put back, as if
     // its delete had not yet run) and hands it the job.
     const second = worker.waitForJobs({ queues: ['default'], timeoutMs: 10_000, claim })
-    for (let tries = 0; ; tries++) {
-      const rows = await adminQuery(`SELECT 1 FROM "${schema}".waiters WHERE worker_id = 'loop'`)
-      if (rows.length > 0) break
-      assert.ok(tries < 250, 'the second wait was not registered')
-      await new Promise((resolve) => setTimeout(resolve, 20))
-    }
+    await waitFor(
+      async () => (await adminQuery(`SELECT 1 FROM "${schema}".waiters WHERE worker_id = 'loop'`)).length > 0,
+      5_000,
+      'the second wait to register',
+    )
     await putWaiter(app, schema, stale)
     const [enqueued] = await producer.enqueue({ jobs: [newJob()] })
     const wake = await within(5000, 'waitForJobs', second)
@@ -538,12 +539,11 @@ await whenAvailable(postgresUnreachableReason(), () => {
     )
     assert.equal(wake.jobs[0]!.attempts, 1)
     // The second wait's own registration is taken out: the next job is nobody's but in line.
-    for (let tries = 0; ; tries++) {
-      const rows = await adminQuery(`SELECT 1 FROM "${schema}".waiters`)
-      if (rows.length === 0) break
-      assert.ok(tries < 100, 'a registration was left behind')
-      await new Promise((resolve) => setTimeout(resolve, 20))
-    }
+    await waitFor(
+      async () => (await adminQuery(`SELECT 1 FROM "${schema}".waiters`)).length === 0,
+      2_000,
+      'every registration to be deleted',
+    )
     const [next] = await producer.enqueue({ jobs: [newJob()] })
     assert.equal((await producer.getJob(next!.id))?.state, 'ready')
   })
