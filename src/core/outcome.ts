@@ -1,4 +1,4 @@
-import type { JobError, JobId } from './job.js'
+import type { ClaimedJob, JobError, JobId } from './job.js'
 
 /**
  * What became of one attempt. The worker decides (policy: backoff, attempts left); the store only
@@ -13,3 +13,12 @@ export type Settlement =
   | { kind: 'snoozed'; id: JobId; leaseToken: string; runAt: number }
 
 export type SettlementKind = Settlement['kind']
+
+/**
+ * Gives a claimed job back unrun: ready again in its old place in line (its own runAt), the
+ * attempt not counted. For jobs held ahead by a stopping worker, and jobs delivered to a wait
+ * that had already ended.
+ */
+export function giveBack(job: ClaimedJob): Settlement {
+  return { kind: 'snoozed', id: job.id, leaseToken: job.leaseToken, runAt: job.runAt }
+}

@@ -4,7 +4,7 @@ import { hostname } from 'node:os'
 import { backoffMs, type BackoffOptions } from '../core/backoff.js'
 import { ValidationError } from '../core/errors.js'
 import type { ClaimedJob, JobError } from '../core/job.js'
-import type { Settlement } from '../core/outcome.js'
+import { giveBack, type Settlement } from '../core/outcome.js'
 import { TickBatcher } from '../core/tick-batcher.js'
 import { assertQueueList, MAX_TIMEOUT_MS, serializePayload } from '../core/validate.js'
 import type { RecoverResult, SettleResult, Store, WakeReason } from '../store/store.js'
@@ -615,14 +615,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private async releaseHeld(): Promise<void> {
     const held = this.held.splice(0)
     if (held.length === 0) return
-    const settlements: Settlement[] = held.map((job) => ({
-      kind: 'snoozed',
-      id: job.id,
-      leaseToken: job.leaseToken,
-      runAt: job.runAt,
-    }))
     try {
-      await this.store.settle({ settlements })
+      await this.store.settle({ settlements: held.map(giveBack) })
     } catch (error) {
       // Their leases run out and they are recovered, with the attempt counted.
       this.emit('worker:error', error)

@@ -16,7 +16,7 @@ import {
   type JobState,
   type NewJob,
 } from '../../core/job.js'
-import type { Settlement } from '../../core/outcome.js'
+import { giveBack, type Settlement } from '../../core/outcome.js'
 import { assertQueueList } from '../../core/validate.js'
 import type {
   CancelParams,
@@ -555,7 +555,7 @@ export class PostgresStore implements Store {
     }
     if (handed !== null) {
       if (this.closed) {
-        this.giveBack(handed)
+        this.giveBackDelivery(handed)
         return { reason: 'aborted', jobs: [] }
       }
       try {
@@ -591,17 +591,11 @@ export class PostgresStore implements Store {
    * their registrations out (wake() in migrations/0003_delivery.sql). Not woken here first: a
    * waiter woken before its registration is gone may be handed jobs it must give back in turn.
    */
-  private giveBack(delivery: Delivery): void {
+  private giveBackDelivery(delivery: Delivery): void {
     const work = (async () => {
       const jobs = await this.deliveredJobs(delivery)
       if (jobs.length === 0) return
-      const settlements: Settlement[] = jobs.map((job) => ({
-        kind: 'snoozed',
-        id: job.id,
-        leaseToken: job.leaseToken,
-        runAt: job.runAt,
-      }))
-      await this.query(this.texts.settle, [...settlementArrays(settlements), null], 'settle')
+      await this.query(this.texts.settle, [...settlementArrays(jobs.map(giveBack)), null], 'settle')
     })().catch(() => {
       // Unreachable store: the leases run out and recoverExpired puts the jobs back.
     })
@@ -847,7 +841,7 @@ export class PostgresStore implements Store {
     if (typeof delivery !== 'object' || delivery === null || typeof delivery.w !== 'string') return
     const waiter = this.deliveries.get(delivery.w) ?? this.nextWaitFor(delivery)
     if (waiter === undefined) {
-      this.giveBack(delivery)
+      this.giveBackDelivery(delivery)
       return
     }
     // A waiter takes one delivery: a second one goes elsewhere.

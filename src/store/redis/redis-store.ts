@@ -29,7 +29,7 @@ import {
   ValidationError,
 } from '../../core/errors.js'
 import { type ClaimedJob, type Job, type JobError, type JobId } from '../../core/job.js'
-import type { Settlement } from '../../core/outcome.js'
+import { giveBack, type Settlement } from '../../core/outcome.js'
 import { assertName, assertQueueList } from '../../core/validate.js'
 import type {
   CancelParams,
@@ -675,13 +675,7 @@ export class RedisStore implements Store {
     jobs
       .then((list) => {
         if (this.closed || list.length === 0) return
-        const settlements: Settlement[] = list.map((job) => ({
-          kind: 'snoozed',
-          id: job.id,
-          leaseToken: job.leaseToken,
-          runAt: job.runAt,
-        }))
-        return this.settle({ settlements })
+        return this.settle({ settlements: list.map(giveBack) })
       })
       .catch(() => {
         // Unreachable now: the leases run out and recoverExpired puts the jobs back.
