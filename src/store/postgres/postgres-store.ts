@@ -514,13 +514,18 @@ export class PostgresStore implements Store {
       claim === null ? null : { ...claim, queues, id: `${this.waiterTag}:${++this.waiterCount}` }
     let delivery: Delivery | null = null
     let registeredStill = false
+    let handOver = (): void => {}
+    const handedOver = new Promise<'delivered'>((resolve) => (handOver = () => resolve('delivered')))
     if (registration !== null) {
       this.deliveries.set(registration.id, {
         registration,
         take: (handed, rerouted) => {
           delivery = handed
           registeredStill = rerouted
-          ended.abort()
+          handOver()
+          // The jobs start first: ending the hub's wait (the signal's listeners) took 0.18 ms p50
+          // between the NOTIFY and the handler (postgres-wake, traced), so it waits a turn.
+          setImmediate(() => ended.abort())
         },
       })
     }
@@ -532,7 +537,10 @@ export class PostgresStore implements Store {
     const registered = this.listen()
       .then(() => (waiting ? this.check(queues, registration) : false))
       .catch(() => registration !== null)
-    const reason = await this.hub.wait({ queues, timeoutMs, signal: ended.signal })
+    const reason = await Promise.race([
+      this.hub.wait({ queues, timeoutMs, signal: ended.signal }),
+      handedOver,
+    ])
     waiting = false
     signal?.removeEventListener('abort', onAbort)
     for (const queue of queues) {
