@@ -48,13 +48,12 @@ export async function startRedisServer(options: RedisServerOptions): Promise<Own
     url,
     dir,
     async start() {
-      child = spawn('redis-server', args, { stdio: 'ignore' })
-      live.add(child)
+      child = spawnServer(args)
       await untilAnswers(url, () => true)
     },
     async kill() {
       const gone = exited()
-      child?.kill('SIGKILL')
+      if (child !== null) killServer(child)
       await gone
       if (child !== null) live.delete(child)
     },
@@ -74,8 +73,27 @@ function serverArgs(port: number, dir: string, settings: Record<string, string>)
 
 const live = new Set<ChildProcess>()
 process.on('exit', () => {
-  for (const child of live) child.kill('SIGKILL')
+  for (const child of live) killServer(child)
 })
+
+/**
+ * A redis-server in a process group of its own. Killing the group also ends the child it forks to
+ * rewrite the AOF (on by default once the file passes 64 MB, as in redis-throughput), which
+ * otherwise goes on writing into `dir` after the server is gone, and its removal fails.
+ */
+function spawnServer(args: readonly string[]): ChildProcess {
+  const child = spawn('redis-server', args, { stdio: 'ignore', detached: true })
+  live.add(child)
+  return child
+}
+
+function killServer(child: ChildProcess): void {
+  try {
+    process.kill(-child.pid!, 'SIGKILL')
+  } catch {
+    // The group is gone already.
+  }
+}
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -118,9 +136,7 @@ export async function startRedisCluster({
       'cluster-config-file': `nodes-${port}.conf`,
       logfile: join(dir, `redis-${port}.log`),
     })
-    const child = spawn('redis-server', args, { stdio: 'ignore' })
-    live.add(child)
-    return child
+    return spawnServer(args)
   })
   const close = async (): Promise<void> => {
     await Promise.all(
@@ -130,7 +146,7 @@ export async function startRedisCluster({
             live.delete(child)
             if (child.exitCode !== null || child.signalCode !== null) return resolve()
             child.once('exit', () => resolve())
-            child.kill('SIGKILL')
+            killServer(child)
           }),
       ),
     )
