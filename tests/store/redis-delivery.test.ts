@@ -60,7 +60,7 @@ await whenAvailable(redisUnreachableReason(), () => {
       let channels: string[] = []
       const deadline = Date.now() + 5000
       while (channels.length === 0 && Date.now() < deadline) {
-        channels = (await redis.pubsub('CHANNELS', channelPattern)) as string[]
+        channels = (await redis.pubsub('SHARDCHANNELS', channelPattern)) as string[]
         await new Promise((resolve) => setTimeout(resolve, 10))
       }
       assert.equal(channels.length, 1, 'the worker store subscribed to its delivery channel')

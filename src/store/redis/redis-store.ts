@@ -223,9 +223,7 @@ export class RedisStore implements Store {
       // Scripts sent on one connection run in the order sent, so ids still follow the enqueue
       // order; cut in ENQUEUE_CHUNK pieces, Redis runs one script while this process encodes the next.
       enqueueBatch: { maxItems: ENQUEUE_CHUNK, maxInFlight: ENQUEUE_IN_FLIGHT },
-      // An enqueue checks that a waiter's channel has a subscriber before it hands it jobs, and a
-      // cluster node counts only its own subscribers (lua/deliver.lua).
-      delivery: options.cluster !== true,
+      delivery: true,
     }
     this.deliveryChannel = this.keys.deliveryChannel(randomBytes(8).toString('hex'))
     this.prefixArgs = [...this.keys.scriptKeys, ...this.keys.scriptPrefixes]
@@ -373,7 +371,7 @@ export class RedisStore implements Store {
   async waitForJobs(params: WaitForJobsParams): Promise<WaitForJobsResult> {
     const { limit, leaseMs, workerId } = params.claim ?? {}
     checkClaimParams({ queues: params.queues, limit: limit!, leaseMs: leaseMs!, workerId: workerId! })
-    return this.wait(params, this.capabilities.delivery ? params.claim : null)
+    return this.wait(params, params.claim)
   }
 
   /**
@@ -622,16 +620,16 @@ export class RedisStore implements Store {
       // Read before subscribing: a stop requested between this read and the subscription is seen
       // by waitForWork's check, one requested after it arrives as a message.
       const stopBefore = this.redis.get(this.keys.stop)
+      // Deliveries come on a shard channel (lua/deliver.lua): on a cluster, ioredis subscribes
+      // to it on the node that owns the namespace's slot, and follows the slot if it moves.
       const subscriber =
         this.redis instanceof Cluster
-          ? this.redis.duplicate(undefined, { lazyConnect: true })
+          ? this.redis.duplicate(undefined, { lazyConnect: true, shardedSubscribers: true })
           : this.redis.duplicate({ lazyConnect: true })
       this.subscriber = subscriber
       subscriber.on('error', () => {})
-      subscriber.on('message', (channel: string, message: string) => {
-        if (channel === this.deliveryChannel) this.onDelivery(message)
-        else this.onWake(message)
-      })
+      subscriber.on('message', (_channel: string, message: string) => this.onWake(message))
+      subscriber.on('smessage', (_channel: string, message: string) => this.onDelivery(message))
       let connected = false
       subscriber.on('ready', () => {
         // Back after a dropped connection (ioredis subscribes again by itself): messages sent
@@ -642,7 +640,10 @@ export class RedisStore implements Store {
       this.subscribed = Promise.all([stopBefore, subscriber.connect()])
         .then(async ([stopAt]) => {
           this.stopSeen = stopAt
-          await subscriber.subscribe(this.keys.channel, this.deliveryChannel)
+          await Promise.all([
+            subscriber.subscribe(this.keys.channel),
+            subscriber.ssubscribe(this.deliveryChannel),
+          ])
         })
         .catch((error: unknown) => {
           this.subscribed = null

@@ -5,9 +5,11 @@
 -- A waiter is registered by wait-check.lua and ended by unwait.lua or by its delivery; its
 -- registration (K_WAITERS, JSON): c its store's delivery channel, l limit, m leaseMs, w workerId,
 -- t lease token base (fresh per wait), q its queues in order.
+-- Waiters' channels are shard channels (SSUBSCRIBE, SPUBLISH): under the namespace's hash tag, so
+-- on Redis Cluster they live on the node that runs this script, and PUBSUB SHARDNUMSUB there
+-- counts every subscriber a channel has. (An ordinary channel's NUMSUB counts one node's only.)
 -- Liveness: a waiter whose channel has no subscriber (its process died, or closed its store) is
--- dropped, never handed jobs. PUBSUB NUMSUB counts this server's subscribers only, so Redis
--- Cluster stores do not register waiters (capabilities.delivery is false there).
+-- dropped, never handed jobs.
 -- Publishes on a waiter's channel: '<waiter id> <JSON array of jobs, as job_reply gives them>', or
 -- when that would pass DELIVERY_MAX_BYTES, '<waiter id> #<id>,<id>...' (the store reads them): a
 -- subscriber whose output buffer passes Redis's pub/sub limit (32 MB by default) is disconnected.
@@ -38,7 +40,7 @@ local function deliver_to_waiters()
       if ready_queues[queue] then watches = true end
     end
     if watches then
-      if redis.call('PUBSUB', 'NUMSUB', waiter.c)[2] == 0 then
+      if redis.call('PUBSUB', 'SHARDNUMSUB', waiter.c)[2] == 0 then
         drop_waiter(id)
       else
         local jobs = claim_jobs(waiter.l, waiter.m, waiter.w, waiter.t, waiter.q)
@@ -50,7 +52,7 @@ local function deliver_to_waiters()
             for n, job in ipairs(jobs) do ids[n] = job[1] end
             message = '#' .. table.concat(ids, ',')
           end
-          redis.call('PUBLISH', waiter.c, id .. ' ' .. message)
+          redis.call('SPUBLISH', waiter.c, id .. ' ' .. message)
         end
       end
     end
