@@ -1,7 +1,8 @@
 /**
  * A worker on Redis rides out a dropped connection and a restarted server by itself: it reconnects,
  * subscribes again, reloads its scripts (the server's script cache is empty after a restart: NOSCRIPT),
- * and then runs a job enqueued afterwards.
+ * and then runs a job enqueued afterwards. A wake-up lost without any sign is caught by the
+ * safety net, a look at the queues every 30 s while workers wait.
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
@@ -19,6 +20,7 @@ import {
   redisUnreachableReason,
 } from '../helpers/redis-harness.js'
 import { whenAvailable } from '../helpers/services.js'
+import { within } from '../helpers/store-harness.js'
 import { defer, sleep, startWorker, waitForEvent } from '../helpers/worker-helpers.js'
 
 const JOB = 'reconnect.job'
@@ -93,6 +95,29 @@ await whenAvailable(redisUnreachableReason(), () => {
         assert.equal((await producer.getJob(id))?.state, 'completed')
       },
     )
+
+    it('looks at its queues again when a wake-up message was lost', async (t) => {
+      const namespace = uniqueNamespace('safety-net')
+      defer(t, () => dropNamespace(namespace))
+      const store = await openTestStore(namespace)
+      defer(t, () => store.close())
+      const producer = await openTestStore(namespace)
+      defer(t, () => producer.close())
+      t.mock.timers.enable({ apis: ['setInterval'] })
+      const waiting = store.waitForWork({ queues: ['default'] })
+      let woken = false
+      void waiting.then(() => (woken = true))
+      await sleep(200) // subscribed, and its first look found nothing
+      // The subscriber stops hearing the namespace's wake-ups without noticing, as a connection
+      // that went away unseen would.
+      const { subscriber } = store as unknown as { subscriber: Redis }
+      await subscriber.unsubscribe(store.keys.channel)
+      await producer.enqueue({ jobs: [job()] })
+      await sleep(300)
+      assert.equal(woken, false, 'the wake-up message was lost')
+      t.mock.timers.tick(30_000)
+      assert.equal(await within(2000, 'the safety net', waiting), 'notified')
+    })
   })
 })
 

@@ -158,6 +158,12 @@ const LIST_BUDGET = 10_000
 const PURGE_CHUNK = 1000
 const ID_PATTERN = /^[1-9]\d{0,15}$/
 const DEFAULT_URL = 'redis://127.0.0.1:6379'
+/**
+ * While workers wait, their queues are looked at again this often even when no message came: a
+ * safety net only, not the wake-up path, for a message lost with a subscriber connection that went
+ * away unnoticed (a cluster node's, a network that dropped it silently). As on PostgreSQL.
+ */
+const SAFETY_NET_MS = 30_000
 
 /** Script return codes and Redis errors become Ferry errors here, and only here. */
 function toStoreError(error: unknown, operation: string): unknown {
@@ -183,7 +189,8 @@ export class RedisStore implements Store {
 
   private readonly redis: Redis | Cluster
   private readonly prefixArgs: readonly string[]
-  private readonly hub = new WakeHub()
+  private readonly hub = new WakeHub((waiting) => this.onWaitingChange(waiting))
+  private safetyNetTimer: NodeJS.Timeout | null = null
   /** Queues some waiter watches, with how many waiters watch each. */
   private readonly watched = new Map<string, number>()
   private subscriber: Redis | Cluster | null = null
@@ -452,17 +459,7 @@ export class RedisStore implements Store {
               t: randomBytes(12).toString('hex'),
               q: queues,
             })
-      const [serverNow, waiting, nextDue, stopAt] = (await this.run('wait-check', undefined, [
-        waiterId,
-        registration,
-        ...queues,
-      ])) as [number, number, string, string | null]
-      this.noteServerTime(serverNow, undefined)
-      if (stopAt !== this.stopSeen) {
-        this.stopSeen = stopAt
-        this.hub.broadcast('notified')
-      } else if (waiting === 1) this.hub.broadcast('notified')
-      else if (nextDue !== '') this.hub.armDue(Number(nextDue), this.serverNow())
+      await this.checkQueues(queues, waiterId, registration)
     } catch (error) {
       ended.abort()
       await woken
@@ -470,6 +467,37 @@ export class RedisStore implements Store {
       throw error
     }
     return { reason: await woken, jobs: [] }
+  }
+
+  /**
+   * Looks at these queues once (lua/wait-check.lua), registering a waiter for deliveries when given
+   * one: wakes the waiters if work is waiting there or a new stop was requested, else arms the
+   * timer for the next due job.
+   */
+  private async checkQueues(queues: readonly string[], waiterId = '', registration = ''): Promise<void> {
+    const [serverNow, waiting, nextDue, stopAt] = (await this.run('wait-check', undefined, [
+      waiterId,
+      registration,
+      ...queues,
+    ])) as [number, number, string, string | null]
+    this.noteServerTime(serverNow, undefined)
+    if (stopAt !== this.stopSeen) {
+      this.stopSeen = stopAt
+      this.hub.broadcast('notified')
+    } else if (waiting === 1) this.hub.broadcast('notified')
+    else if (nextDue !== '') this.hub.armDue(Number(nextDue), this.serverNow())
+  }
+
+  /** The safety net (SAFETY_NET_MS) runs while some worker waits. */
+  private onWaitingChange(waiting: boolean): void {
+    if (waiting && this.safetyNetTimer === null && !this.closed) {
+      this.safetyNetTimer = setInterval(() => {
+        if (this.watched.size > 0) this.checkQueues([...this.watched.keys()]).catch(() => {})
+      }, SAFETY_NET_MS)
+    } else if (!waiting && this.safetyNetTimer !== null) {
+      clearInterval(this.safetyNetTimer)
+      this.safetyNetTimer = null
+    }
   }
 
   // ── maintenance ────────────────────────────────────────────────────────────────────────────
