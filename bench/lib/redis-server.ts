@@ -1,4 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { createServer, type AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
@@ -77,21 +78,45 @@ process.on('exit', () => {
 })
 
 /**
- * A redis-server in a process group of its own. Killing the group also ends the child it forks to
- * rewrite the AOF (on by default once the file passes 64 MB, as in redis-throughput), which
- * otherwise goes on writing into `dir` after the server is gone, and its removal fails.
+ * A redis-server of ours. It stays in this process's session (and so its scheduling group), as the
+ * benchmarks have always run it.
  */
 function spawnServer(args: readonly string[]): ChildProcess {
-  const child = spawn('redis-server', args, { stdio: 'ignore', detached: true })
+  const child = spawn('redis-server', args, { stdio: 'ignore' })
   live.add(child)
   return child
 }
 
+/**
+ * SIGKILLs a server and the children it forked: the one that rewrites the AOF (on by default once
+ * the file passes 64 MB, as in redis-throughput) otherwise goes on writing into the server's
+ * directory after the server is gone, and the directory's removal fails. Stopped first, the server
+ * cannot fork again between the listing of its children and its end.
+ */
 function killServer(child: ChildProcess): void {
+  const { pid } = child
+  if (pid === undefined || child.exitCode !== null || child.signalCode !== null) return
   try {
-    process.kill(-child.pid!, 'SIGKILL')
+    process.kill(pid, 'SIGSTOP')
   } catch {
-    // The group is gone already.
+    return // gone already
+  }
+  for (const forked of childrenOf(pid)) {
+    try {
+      process.kill(forked, 'SIGKILL')
+    } catch {
+      // ended meanwhile
+    }
+  }
+  child.kill('SIGKILL')
+}
+
+/** The processes `pid` forked (Linux: /proc/<pid>/task/<pid>/children; none found elsewhere). */
+function childrenOf(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean).map(Number)
+  } catch {
+    return []
   }
 }
 
