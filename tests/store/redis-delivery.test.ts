@@ -1,6 +1,7 @@
 /**
  * Delivery on Redis (lua/deliver.lua) beyond the conformance suite: registrations stay out of the
- * server's durable data, and a delivery that reaches a store whose waiter is gone is given back.
+ * server's durable data, none outlives its wait or its store, and a delivery that reaches a store
+ * whose waiter is gone is given back.
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
@@ -86,6 +87,29 @@ await whenAvailable(redisUnreachableReason(), () => {
       assert.equal(claimed?.id, id)
       assert.equal(claimed.attempts, 1)
       assert.equal(await redis.hexists(waiters, `${channels[0]}:ended`), 0, 'the registration was used up')
+    })
+
+    it('leaves no registration behind for a wait that ended before it was subscribed', async (t) => {
+      const namespace = uniqueNamespace('delivery')
+      defer(t, () => dropNamespace(namespace))
+      const store = await open(t, namespace) // not subscribed yet: its first wait subscribes
+      const redis = new Redis(TEST_REDIS_URL)
+      defer(t, () => redis.quit())
+      const ended = await store.waitForJobs({ queues: ['default'], timeoutMs: 0, claim: CLAIM })
+      assert.deepEqual(ended, { reason: 'timeout', jobs: [] })
+      await new Promise((resolve) => setTimeout(resolve, 300)) // the subscription has come
+      assert.equal(await redis.hlen(`ferry:{${namespace}}:waiters`), 0)
+      // A store closed while its worker waits takes its registration with it.
+      const closing = await openTestStore(namespace)
+      const waiting = closing.waitForJobs({ queues: ['default'], claim: CLAIM })
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      assert.equal(await redis.hlen(`ferry:{${namespace}}:waiters`), 1)
+      await closing.close()
+      assert.deepEqual(await within(1000, "the closed store's wait", waiting), {
+        reason: 'aborted',
+        jobs: [],
+      })
+      assert.equal(await redis.hlen(`ferry:{${namespace}}:waiters`), 0)
     })
 
     it('reads jobs too large to send in the delivery message', async (t) => {

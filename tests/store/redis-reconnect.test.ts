@@ -111,7 +111,7 @@ await whenAvailable(redisUnreachableReason(), () => {
       // The subscriber stops hearing the namespace's wake-ups without noticing, as a connection
       // that went away unseen would.
       const { subscriber } = store as unknown as { subscriber: Redis }
-      await subscriber.unsubscribe(store.keys.channel)
+      await subscriber.sunsubscribe(store.keys.channel)
       await producer.enqueue({ jobs: [job()] })
       await sleep(300)
       assert.equal(woken, false, 'the wake-up message was lost')

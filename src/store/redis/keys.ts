@@ -16,9 +16,9 @@ export interface RedisKeys {
   readonly scriptKeys: readonly string[]
   /** ARGV 1-6 of every script, in prelude.lua's order: key prefixes, then the wake channel. */
   readonly scriptPrefixes: readonly string[]
-  /** The pub/sub channel for wake-ups. */
+  /** The shard channel (SPUBLISH) for wake-ups: under the namespace's hash tag, on its node. */
   readonly channel: string
-  /** The pub/sub channel on which one store instance (one process, usually) is handed jobs. */
+  /** The shard channel on which one store instance (one process, usually) is handed jobs. */
   deliveryChannel(instance: string): string
   readonly stop: string
   readonly schema: string

@@ -284,7 +284,11 @@ export class RedisStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
+    // Its waiters' registrations go first. Else an enqueue may hand jobs to one of them before
+    // the subscriber's connection is seen gone: on a cluster, quit() returns before that.
+    const waiters = [...this.deliveries.keys()]
     this.hub.broadcast('aborted')
+    if (waiters.length > 0) await this.run('unwait', undefined, waiters).catch(() => {})
     await Promise.allSettled([quit(this.redis), this.subscriber === null ? null : quit(this.subscriber)])
   }
 
@@ -459,6 +463,10 @@ export class RedisStore implements Store {
               t: randomBytes(12).toString('hex'),
               q: queues,
             })
+      // A wait that ended while subscribing (a short timeout, an abort) already sent its unwait:
+      // registered now, it would stay registered. One that ends from here on sends its unwait on
+      // this connection after this check, so Redis runs them in that order.
+      if (claim !== null && !this.deliveries.has(waiterId)) return { reason: await woken, jobs: [] }
       await this.checkQueues(queues, waiterId, registration)
     } catch (error) {
       ended.abort()
@@ -648,16 +656,19 @@ export class RedisStore implements Store {
       // Read before subscribing: a stop requested between this read and the subscription is seen
       // by waitForWork's check, one requested after it arrives as a message.
       const stopBefore = this.redis.get(this.keys.stop)
-      // Deliveries come on a shard channel (lua/deliver.lua): on a cluster, ioredis subscribes
-      // to it on the node that owns the namespace's slot, and follows the slot if it moves.
+      // Wake-ups and deliveries come on shard channels (lua/prelude.lua, lua/deliver.lua): on a
+      // cluster, ioredis subscribes to them on the node that owns the namespace's slot, and
+      // follows the slot if it moves.
       const subscriber =
         this.redis instanceof Cluster
           ? this.redis.duplicate(undefined, { lazyConnect: true, shardedSubscribers: true })
           : this.redis.duplicate({ lazyConnect: true })
       this.subscriber = subscriber
       subscriber.on('error', () => {})
-      subscriber.on('message', (_channel: string, message: string) => this.onWake(message))
-      subscriber.on('smessage', (_channel: string, message: string) => this.onDelivery(message))
+      subscriber.on('smessage', (channel: string, message: string) => {
+        if (channel === this.deliveryChannel) this.onDelivery(message)
+        else this.onWake(message)
+      })
       let connected = false
       subscriber.on('ready', () => {
         // Back after a dropped connection (ioredis subscribes again by itself): messages sent
@@ -668,10 +679,7 @@ export class RedisStore implements Store {
       this.subscribed = Promise.all([stopBefore, subscriber.connect()])
         .then(async ([stopAt]) => {
           this.stopSeen = stopAt
-          await Promise.all([
-            subscriber.subscribe(this.keys.channel),
-            subscriber.ssubscribe(this.deliveryChannel),
-          ])
+          await subscriber.ssubscribe(this.keys.channel, this.deliveryChannel)
         })
         .catch((error: unknown) => {
           this.subscribed = null

@@ -12,7 +12,8 @@
 --   replicated (written under REPL_NONE): a waiter lives only as long as its connection.
 -- ARGV 1-6: prefixes of the per-job and per-queue keys, completed by an id or a queue name:
 --   1 job (hash), 2 ready (zset), 3 scheduled (zset runAt -> id), 4 completed (zset finishedAt ->
---   id), 5 dead (zset finishedAt -> id); 6 the wake channel (pub/sub)
+--   id), 5 dead (zset finishedAt -> id); 6 the wake channel (a shard
+--   channel: SPUBLISH, so on Redis Cluster it stays on the namespace's node)
 -- ARGV 7: now (epoch ms), or '' to use the server's clock (TIME), one clock for every host.
 -- The script's own ARGV start at FIRST (8).
 -- Job hash fields: q queue, n name, p payload (JSON text), s state, pr priority, ra runAt,
@@ -66,9 +67,9 @@ local function wake_due(queue, run_at)
   if due_at[queue] == nil or run_at < due_at[queue] then due_at[queue] = run_at end
 end
 local function publish_wakes()
-  for queue in pairs(ready_queues) do redis.call('PUBLISH', CHANNEL, 'r' .. queue) end
+  for queue in pairs(ready_queues) do redis.call('SPUBLISH', CHANNEL, 'r' .. queue) end
   for queue, at in pairs(due_at) do
-    redis.call('PUBLISH', CHANNEL, 's' .. string.format('%d', at) .. ' ' .. queue)
+    redis.call('SPUBLISH', CHANNEL, 's' .. string.format('%d', at) .. ' ' .. queue)
   end
 end
 

@@ -7,5 +7,5 @@ local previous = tonumber(redis.call('GET', K_STOP))
 local at = NOW
 if previous and previous + 1 > at then at = previous + 1 end
 redis.call('SET', K_STOP, string.format('%d', at))
-redis.call('PUBLISH', CHANNEL, 'x')
+redis.call('SPUBLISH', CHANNEL, 'x')
 return at
