@@ -39,11 +39,6 @@ export async function startRedisServer(options: RedisServerOptions): Promise<Own
   })
   let child: ChildProcess | null = null
   const url = `redis://127.0.0.1:${port}`
-  const exited = (): Promise<void> =>
-    new Promise((resolve) => {
-      if (child === null || child.exitCode !== null || child.signalCode !== null) resolve()
-      else child.once('exit', () => resolve())
-    })
   const server: OwnRedisServer = {
     port,
     url,
@@ -53,10 +48,7 @@ export async function startRedisServer(options: RedisServerOptions): Promise<Own
       await untilAnswers(url, () => true)
     },
     async kill() {
-      const gone = exited()
-      if (child !== null) killServer(child)
-      await gone
-      if (child !== null) live.delete(child)
+      if (child !== null) await stopServer(child)
     },
     async close() {
       await server.kill()
@@ -85,6 +77,17 @@ function spawnServer(args: readonly string[]): ChildProcess {
   const child = spawn('redis-server', args, { stdio: 'ignore' })
   live.add(child)
   return child
+}
+
+/** Kills a server (killServer) and resolves once it has exited. */
+async function stopServer(child: ChildProcess): Promise<void> {
+  const exited = new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve()
+    else child.once('exit', () => resolve())
+  })
+  killServer(child)
+  await exited
+  live.delete(child)
 }
 
 /**
@@ -164,17 +167,7 @@ export async function startRedisCluster({
     return spawnServer(args)
   })
   const close = async (): Promise<void> => {
-    await Promise.all(
-      children.map(
-        (child) =>
-          new Promise<void>((resolve) => {
-            live.delete(child)
-            if (child.exitCode !== null || child.signalCode !== null) return resolve()
-            child.once('exit', () => resolve())
-            killServer(child)
-          }),
-      ),
-    )
+    await Promise.all(children.map(stopServer))
   }
   try {
     for (const port of ports) await untilAnswers(`redis://127.0.0.1:${port}`, () => true)
