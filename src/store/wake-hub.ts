@@ -1,5 +1,19 @@
 import type { WaitParams, WakeReason } from './store.js'
 
+/**
+ * How often a server store's safety net looks at the waiters' queues even when no notification
+ * came: for one lost without any sign (a connection that went away unnoticed, a server that lost
+ * it). Not the wake-up path.
+ */
+const SAFETY_NET_MS = 30_000
+
+export interface WakeHubOptions {
+  /** Called when the first waiter arrives and when the last one leaves. */
+  onWaitingChange?: (waiting: boolean) => void
+  /** Called every SAFETY_NET_MS while anybody waits: the store looks at the waiters' queues. */
+  safetyNet?: () => void
+}
+
 interface Waiter {
   queues: ReadonlySet<string>
   finish: (reason: WakeReason) => void
@@ -15,9 +29,9 @@ export class WakeHub {
   private readonly waiters = new Set<Waiter>()
   private dueTimer: NodeJS.Timeout | null = null
   private dueAt = Infinity
+  private safetyNetTimer: NodeJS.Timeout | null = null
 
-  /** Called when the first waiter arrives and when the last one leaves. */
-  constructor(private readonly onWaitingChange: (waiting: boolean) => void = () => {}) {}
+  constructor(private readonly options: WakeHubOptions = {}) {}
 
   get waiting(): number {
     return this.waiters.size
@@ -34,15 +48,12 @@ export class WakeHub {
           if (!this.waiters.delete(waiter)) return
           if (timer !== undefined) clearTimeout(timer)
           signal?.removeEventListener('abort', onAbort)
-          if (this.waiters.size === 0) {
-            this.clearDue()
-            this.onWaitingChange(false)
-          }
+          if (this.waiters.size === 0) this.waitingChanged(false)
           resolve(reason)
         },
       }
       this.waiters.add(waiter)
-      if (this.waiters.size === 1) this.onWaitingChange(true)
+      if (this.waiters.size === 1) this.waitingChanged(true)
       signal?.addEventListener('abort', onAbort, { once: true })
       if (timeoutMs !== undefined) timer = setTimeout(() => waiter.finish('timeout'), Math.max(0, timeoutMs))
     })
@@ -84,6 +95,18 @@ export class WakeHub {
       this.dueAt = Infinity
       this.broadcast('due')
     }, delay)
+  }
+
+  private waitingChanged(waiting: boolean): void {
+    const { onWaitingChange, safetyNet } = this.options
+    if (waiting) {
+      if (safetyNet !== undefined) this.safetyNetTimer = setInterval(safetyNet, SAFETY_NET_MS)
+    } else {
+      this.clearDue()
+      if (this.safetyNetTimer !== null) clearInterval(this.safetyNetTimer)
+      this.safetyNetTimer = null
+    }
+    onWaitingChange?.(waiting)
   }
 
   private clearDue(): void {

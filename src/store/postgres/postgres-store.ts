@@ -124,9 +124,6 @@ const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,47}$/
 const LATEST_VERSION = migrations.reduce((max, m) => Math.max(max, m.version), 0)
 const PURGE_CHUNK = 10_000
 const ID_PATTERN = /^[1-9]\d{0,17}$/
-/** A waiting worker re-checks its queues this often even when no notification came: a safety net
- * only (a notification that cannot arrive, e.g. from a server that lost it), not the wake-up path. */
-const SAFETY_NET_MS = 30_000
 /** The listening connection comes back after a drop with this backoff (doubling, with jitter). */
 const RECONNECT_MIN_MS = 100
 const RECONNECT_MAX_MS = 5_000
@@ -203,7 +200,6 @@ export class PostgresStore implements Store {
   private listening: Promise<void> | null = null
   private reconnectTimer: NodeJS.Timeout | null = null
   private reconnectAttempts = 0
-  private safetyNetTimer: NodeJS.Timeout | null = null
   /** This host's clock minus the server's, from the last wait-for-work query: turns a server run
    * time into a local timer. */
   private clockOffsetMs = 0
@@ -252,7 +248,13 @@ export class PostgresStore implements Store {
     // pool, which reports it here; the next query opens a fresh one. Without a listener the error
     // would crash the process.
     this.pool.on('error', () => {})
-    this.hub = new WakeHub((waiting) => this.onWaitingChange(waiting))
+    // The safety net also brings back a listening connection that is gone.
+    this.hub = new WakeHub({
+      safetyNet: () => {
+        void this.check([...this.waitingQueues.keys()]).catch(() => {})
+        if (this.listener === null) void this.listen().catch(() => {})
+      },
+    })
   }
 
   // ── lifecycle ──────────────────────────────────────────────────────────────────────────────
@@ -300,7 +302,6 @@ export class PostgresStore implements Store {
     if (this.closed) return
     this.closed = true
     this.hub.broadcast('aborted')
-    this.stopSafetyNet()
     if (this.reconnectTimer !== null) clearTimeout(this.reconnectTimer)
     this.reconnectTimer = null
     const listener = this.listener
@@ -928,24 +929,6 @@ export class PostgresStore implements Store {
     this.hub.notify(row!.ready)
     this.armDue(row!.next_run_at === null ? null : Number(row!.next_run_at))
     return row!.registered
-  }
-
-  private onWaitingChange(waiting: boolean): void {
-    if (waiting) this.startSafetyNet()
-    else this.stopSafetyNet()
-  }
-
-  private startSafetyNet(): void {
-    if (this.safetyNetTimer !== null || this.closed) return
-    this.safetyNetTimer = setInterval(() => {
-      void this.check([...this.waitingQueues.keys()]).catch(() => {})
-      if (this.listener === null) void this.listen().catch(() => {})
-    }, SAFETY_NET_MS)
-  }
-
-  private stopSafetyNet(): void {
-    if (this.safetyNetTimer !== null) clearInterval(this.safetyNetTimer)
-    this.safetyNetTimer = null
   }
 
   // ── internals ──────────────────────────────────────────────────────────────────────────────

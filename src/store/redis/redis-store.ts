@@ -158,12 +158,6 @@ const LIST_BUDGET = 10_000
 const PURGE_CHUNK = 1000
 const ID_PATTERN = /^[1-9]\d{0,15}$/
 const DEFAULT_URL = 'redis://127.0.0.1:6379'
-/**
- * While workers wait, their queues are looked at again this often even when no message came: a
- * safety net only, not the wake-up path, for a message lost with a subscriber connection that went
- * away unnoticed (a cluster node's, a network that dropped it silently). As on PostgreSQL.
- */
-const SAFETY_NET_MS = 30_000
 
 /** Script return codes and Redis errors become Ferry errors here, and only here. */
 function toStoreError(error: unknown, operation: string): unknown {
@@ -189,8 +183,11 @@ export class RedisStore implements Store {
 
   private readonly redis: Redis | Cluster
   private readonly prefixArgs: readonly string[]
-  private readonly hub = new WakeHub((waiting) => this.onWaitingChange(waiting))
-  private safetyNetTimer: NodeJS.Timeout | null = null
+  // The safety net covers a message lost with a subscriber connection that went away unnoticed
+  // (a cluster node's, a network that dropped it silently).
+  private readonly hub = new WakeHub({
+    safetyNet: () => this.checkQueues([...this.watched.keys()]).catch(() => {}),
+  })
   /** Queues some waiter watches, with how many waiters watch each. */
   private readonly watched = new Map<string, number>()
   private subscriber: Redis | Cluster | null = null
@@ -494,18 +491,6 @@ export class RedisStore implements Store {
       this.hub.broadcast('notified')
     } else if (waiting === 1) this.hub.broadcast('notified')
     else if (nextDue !== '') this.hub.armDue(Number(nextDue), this.serverNow())
-  }
-
-  /** The safety net (SAFETY_NET_MS) runs while some worker waits. */
-  private onWaitingChange(waiting: boolean): void {
-    if (waiting && this.safetyNetTimer === null && !this.closed) {
-      this.safetyNetTimer = setInterval(() => {
-        if (this.watched.size > 0) this.checkQueues([...this.watched.keys()]).catch(() => {})
-      }, SAFETY_NET_MS)
-    } else if (!waiting && this.safetyNetTimer !== null) {
-      clearInterval(this.safetyNetTimer)
-      this.safetyNetTimer = null
-    }
   }
 
   // ── maintenance ────────────────────────────────────────────────────────────────────────────

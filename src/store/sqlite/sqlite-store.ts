@@ -186,7 +186,7 @@ export class SqliteStore implements Store {
     this.commit = this.db.prepare('COMMIT')
     this.rollback = this.db.prepare('ROLLBACK')
     this.fileWatch = new SqliteFileWatch(this.db, path, () => this.hub.broadcast('notified'))
-    this.hub = new WakeHub((waiting) => this.fileWatch.setActive(waiting))
+    this.hub = new WakeHub({ onWaitingChange: (waiting) => this.fileWatch.setActive(waiting) })
   }
 
   // ── lifecycle ──────────────────────────────────────────────────────────────────────────────
