@@ -207,6 +207,7 @@ export class RedisStore implements Store {
     const store = new RedisStore(options)
     try {
       await store.connect()
+      await store.loadScripts()
       if (options.migrate ?? true) await store.migrate()
       else await store.assertLayoutCurrent()
       await store.checkPersistence(
@@ -265,6 +266,21 @@ export class RedisStore implements Store {
     } catch (error) {
       throw new StoreUnavailableError(`cannot connect to Redis: ${messageOf(error)}`, { cause: error })
     }
+  }
+
+  /**
+   * Puts every script in the server's cache, so that calls run by SHA from the first one. Else the
+   * first burst after a start went twice: calls pipelined before the first NOSCRIPT came back all
+   * failed, and were sent again whole, with the script's source (run()). A cache is per node: on a
+   * cluster, every master's is filled; a node that lacks a script later (a restart, a failover)
+   * gets it from run(). Where SCRIPT is not allowed (an ACL), run() does the same.
+   */
+  private async loadScripts(): Promise<void> {
+    const nodes = this.redis instanceof Cluster ? this.redis.nodes('master') : [this.redis]
+    const sources = Object.values(SCRIPTS).map((script) => script.source)
+    await Promise.all(
+      nodes.flatMap((node) => sources.map((source) => node.call('SCRIPT', 'LOAD', source))),
+    ).catch(() => {})
   }
 
   // ── lifecycle ──────────────────────────────────────────────────────────────────────────────
