@@ -70,6 +70,35 @@ test('maxItems cuts a tick into flushes at call boundaries, never inside one sub
   ])
 })
 
+test('a flush that is full starts at once, before the tick ends', async () => {
+  const { batcher, batches, releaseAll } = recordingBatcher({ maxItems: 2, maxInFlight: 2 })
+  void batcher.submit(1)
+  assert.deepEqual(batches, [], 'a flush that is not full waits for the tick')
+  void batcher.submit(2)
+  assert.deepEqual(batches, [[1, 2]])
+  void batcher.submitMany([3, 4, 5])
+  assert.deepEqual(batches, [
+    [1, 2],
+    [3, 4, 5],
+  ])
+  void batcher.submit(6)
+  void batcher.submit(7)
+  assert.deepEqual(
+    batches,
+    [
+      [1, 2],
+      [3, 4, 5],
+    ],
+    'no more than maxInFlight at once',
+  )
+  await releaseAll()
+  assert.deepEqual(batches, [
+    [1, 2],
+    [3, 4, 5],
+    [6, 7],
+  ])
+})
+
 test('at most maxInFlight flushes run at once, started in submission order', async () => {
   const { batcher, batches, releaseAll, mostAtOnce } = recordingBatcher({ maxItems: 1, maxInFlight: 2 })
   const calls = [1, 2, 3, 4, 5].map((item) => batcher.submit(item))
