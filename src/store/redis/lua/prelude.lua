@@ -73,15 +73,20 @@ local function publish_wakes()
   end
 end
 
--- Adds a job to a queue's ready zset, flagging the queue (once per script) and waking its waiters.
+-- Flags a queue as holding ready jobs (once per script) and wakes its waiters.
 local flagged_ready, flagged_scheduled = {}, {}
-local function add_ready(queue, priority, run_at, id)
-  redis.call('ZADD', P_READY .. queue, -tonumber(priority), ready_member(run_at, id))
+local function flag_ready(queue)
   if not flagged_ready[queue] then
     flagged_ready[queue] = true
     redis.call('SADD', K_HAS_READY, queue)
   end
   wake_ready(queue)
+end
+
+-- Adds a job to a queue's ready zset, flagging the queue.
+local function add_ready(queue, priority, run_at, id)
+  redis.call('ZADD', P_READY .. queue, -tonumber(priority), ready_member(run_at, id))
+  flag_ready(queue)
 end
 
 local function add_scheduled(queue, run_at, id)
