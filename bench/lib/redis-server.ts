@@ -139,35 +139,46 @@ export interface OwnRedisCluster {
   /** A seed node's URL; the cluster client finds the others from it. */
   readonly url: string
   readonly ports: readonly number[]
+  /** SIGKILLs the node on `port` (a failover test); close() still stops the others. */
+  kill(port: number): Promise<void>
   /** Stops every node for good. */
   close(): Promise<void>
 }
 
 /**
  * Starts a Redis Cluster of our own: `masters` redis-server processes in cluster mode on free
- * ports, working in `dir`, no replicas, joined with `redis-cli --cluster create`, and waits until
- * every node reports cluster_state:ok. No persistence: it is for behaviour, not durability.
+ * ports, working in `dir`, with `replicas` replicas per master, joined with `redis-cli --cluster
+ * create`, and waits until every node reports cluster_state:ok. A master that stops answering
+ * for `nodeTimeoutMs` is failed over to its replica. No persistence: it is for behaviour, not
+ * durability.
  */
 export async function startRedisCluster({
   dir,
   masters = 3,
+  replicas = 0,
+  nodeTimeoutMs = 15_000,
 }: {
   dir: string
   masters?: number
+  replicas?: number
+  nodeTimeoutMs?: number
 }): Promise<OwnRedisCluster> {
   const ports: number[] = []
-  for (let i = 0; i < masters; i++) ports.push(await freePort())
-  const children = ports.map((port) => {
-    const args = serverArgs(port, dir, {
-      appendonly: 'no',
-      'cluster-enabled': 'yes',
-      'cluster-config-file': `nodes-${port}.conf`,
-      logfile: join(dir, `redis-${port}.log`),
-    })
-    return spawnServer(args)
-  })
+  for (let i = 0; i < masters * (1 + replicas); i++) ports.push(await freePort())
+  const children = new Map(
+    ports.map((port) => {
+      const args = serverArgs(port, dir, {
+        appendonly: 'no',
+        'cluster-enabled': 'yes',
+        'cluster-config-file': `nodes-${port}.conf`,
+        'cluster-node-timeout': String(nodeTimeoutMs),
+        logfile: join(dir, `redis-${port}.log`),
+      })
+      return [port, spawnServer(args)]
+    }),
+  )
   const close = async (): Promise<void> => {
-    await Promise.all(children.map(stopServer))
+    await Promise.all([...children.values()].map(stopServer))
   }
   try {
     for (const port of ports) await untilAnswers(`redis://127.0.0.1:${port}`, () => true)
@@ -178,7 +189,7 @@ export async function startRedisCluster({
         'create',
         ...ports.map((port) => `127.0.0.1:${port}`),
         '--cluster-replicas',
-        '0',
+        String(replicas),
         '--cluster-yes',
       ],
       { encoding: 'utf8' },
@@ -194,7 +205,16 @@ export async function startRedisCluster({
     await close()
     throw error
   }
-  return { url: `redis://127.0.0.1:${ports[0]}`, ports, close }
+  return {
+    url: `redis://127.0.0.1:${ports[0]}`,
+    ports,
+    async kill(port) {
+      const child = children.get(port)
+      if (child === undefined) throw new Error(`no node of this cluster listens on ${port}`)
+      await stopServer(child)
+    },
+    close,
+  }
 }
 
 /** Waits (10 s at most) until the server at `url` answers and `ready` says yes. */

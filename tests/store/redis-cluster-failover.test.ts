@@ -1,0 +1,117 @@
+/**
+ * On a Redis Cluster with replicas, the master that serves a namespace dies and its replica takes
+ * over: a worker of that namespace follows the slot by itself (its commands and its shard-channel
+ * subscription move to the new master) and runs a job enqueued afterwards, well before the 30 s
+ * safety net would have looked. The nodes run without persistence: this is about staying alive,
+ * not about which acknowledged writes a failover loses (docs/backends.md, Durability).
+ */
+import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, it } from 'node:test'
+import { Redis } from 'ioredis'
+
+import { startRedisCluster, type OwnRedisCluster } from '../../bench/lib/redis-server.js'
+import { RedisStore } from '../../src/redis.js'
+import { ownServerOptions } from '../helpers/redis-harness.js'
+import { newJob } from '../helpers/store-harness.js'
+import { defer, startWorker, waitFor } from '../helpers/worker-helpers.js'
+
+const JOB = 'failover.job'
+/** A master silent this long is failed over: short, so the test takes seconds. */
+const NODE_TIMEOUT_MS = 1000
+
+describe('RedisStore on a Redis Cluster with replicas', ownServerOptions(), () => {
+  it('keeps running jobs after the master of its namespace fails over to its replica', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'ferry-redis-failover-'))
+    defer(t, () => rmSync(dir, { recursive: true, force: true }))
+    const cluster = await startRedisCluster({ dir, masters: 3, replicas: 1, nodeTimeoutMs: NODE_TIMEOUT_MS })
+    defer(t, () => cluster.close())
+    await waitFor(() => replicasInSync(cluster), 20_000, 'every replica in sync with its master', 100)
+
+    const open = (): Promise<RedisStore> =>
+      RedisStore.open({ url: cluster.url, cluster: true, namespace: 'failover', onWarning: () => {} })
+    const store = await open()
+    defer(t, () => store.close())
+    const producer = await open()
+    defer(t, () => producer.close())
+    const completed = new Set<string>()
+    const { worker } = await startWorker(t, {
+      store,
+      handlers: { [JOB]: async () => {} },
+      queues: ['default'],
+    })
+    worker.on('job:completed', (job) => completed.add(job.id))
+
+    const [before] = await producer.enqueue({ jobs: [newJob({ name: JOB })] })
+    await waitFor(() => completed.has(before!.id), 5000, 'the job enqueued before the failover')
+
+    const slot = await keySlot(cluster, store.keys.channel)
+    const oldMaster = await masterOfSlot(cluster.ports, slot)
+    await cluster.kill(oldMaster)
+    const survivors = cluster.ports.filter((port) => port !== oldMaster)
+    const newMaster = await waitFor(
+      async () => {
+        const master = await masterOfSlot(survivors, slot).catch(() => null)
+        return master !== null && master !== oldMaster ? master : null
+      },
+      20_000,
+      'a replica promoted to master of the slot',
+      100,
+    )
+    assert.notEqual(newMaster, oldMaster)
+
+    // The producer's own client may still point at the dead node for a moment: an enqueue that
+    // fails is made again (each failure is an error the caller sees, never a silent loss).
+    const id = await waitFor(
+      async () => (await producer.enqueue({ jobs: [newJob({ name: JOB })] }).catch(() => null))?.[0]?.id,
+      10_000,
+      'an enqueue accepted by the new master',
+      200,
+    )
+    await waitFor(() => completed.has(id), 10_000, 'the job enqueued after the failover, run by the worker')
+  })
+})
+
+/** Whether every replica reports its link to its master up (a replica that never synced cannot take over). */
+async function replicasInSync(cluster: OwnRedisCluster): Promise<boolean> {
+  for (const port of cluster.ports) {
+    const info = await withNode(port, (node) => node.info('replication'))
+    if (info.includes('role:slave') && !info.includes('master_link_status:up')) return false
+  }
+  return true
+}
+
+async function keySlot(cluster: OwnRedisCluster, key: string): Promise<number> {
+  return withNode(cluster.ports[0]!, async (node) => Number(await node.call('CLUSTER', 'KEYSLOT', key)))
+}
+
+/** The port of the master serving `slot`, as the first of `ports` that answers sees it. */
+async function masterOfSlot(ports: readonly number[], slot: number): Promise<number> {
+  for (const port of ports) {
+    try {
+      const ranges = (await withNode(port, (node) => node.call('CLUSTER', 'SLOTS'))) as [
+        number,
+        number,
+        [string, number, ...unknown[]],
+      ][]
+      const range = ranges.find(([first, last]) => first <= slot && slot <= last)
+      if (range !== undefined) return range[2][1]
+    } catch {
+      // The dead node, or one not answering yet: ask the next.
+    }
+  }
+  throw new Error(`no node answered for slot ${slot}`)
+}
+
+async function withNode<T>(port: number, fn: (node: Redis) => Promise<T>): Promise<T> {
+  const node = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null })
+  node.on('error', () => {})
+  try {
+    await node.connect()
+    return await fn(node)
+  } finally {
+    node.disconnect()
+  }
+}
