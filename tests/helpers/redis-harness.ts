@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { TestContext } from 'node:test'
 import { Redis } from 'ioredis'
 
 import { startRedisServer, type OwnRedisServer } from '../../bench/lib/redis-server.js'
@@ -18,6 +19,7 @@ import { RedisStore, type RedisStoreOptions } from '../../src/redis.js'
 import type { Store } from '../../src/store/store.js'
 import { skipUnlessAvailable } from './services.js'
 import type { CreateHarness, StoreHarness } from './store-harness.js'
+import { defer } from './worker-helpers.js'
 
 export type { OwnRedisServer }
 
@@ -78,6 +80,19 @@ export function namespaceUrl(namespace: string): string {
 
 export function openTestStore(namespace: string, options: RedisStoreOptions = {}): Promise<RedisStore> {
   return RedisStore.open({ url: TEST_REDIS_URL, namespace, onWarning: () => {}, ...options })
+}
+
+/** A store on a namespace of its own on the test server; both go when the test ends. */
+export async function freshStore(
+  t: TestContext,
+  tag: string,
+  options: RedisStoreOptions = {},
+): Promise<{ store: RedisStore; namespace: string }> {
+  const namespace = uniqueNamespace(tag)
+  defer(t, () => dropNamespace(namespace))
+  const store = await openTestStore(namespace, options)
+  defer(t, () => store.close())
+  return { store, namespace }
 }
 
 /** Where a harness's stores live: the shared test server, or a cluster of the test file's own. */

@@ -12,13 +12,7 @@ import { describe, it } from 'node:test'
 
 import { createClient } from '../../src/client/client.js'
 import { allJobs } from '../helpers/store-harness.js'
-import {
-  dropNamespace,
-  openTestStore,
-  TEST_REDIS_URL,
-  uniqueNamespace,
-  redisUnreachableReason,
-} from '../helpers/redis-harness.js'
+import { freshStore, redisUnreachableReason, TEST_REDIS_URL } from '../helpers/redis-harness.js'
 import { whenAvailable } from '../helpers/services.js'
 import { defer, REPO_ROOT, waitFor } from '../helpers/worker-helpers.js'
 
@@ -29,10 +23,7 @@ const BATCH = 100
 await whenAvailable(redisUnreachableReason(), () => {
   describe('RedisStore with many worker processes', () => {
     it('runs every job exactly once', async (t) => {
-      const namespace = uniqueNamespace('exactly-once')
-      defer(t, () => dropNamespace(namespace))
-      const store = await openTestStore(namespace)
-      defer(t, () => store.close())
+      const { store, namespace } = await freshStore(t, 'exactly-once')
       const url = `${TEST_REDIS_URL}${TEST_REDIS_URL.includes('?') ? '&' : '?'}namespace=${namespace}`
 
       const children: ChildProcess[] = []

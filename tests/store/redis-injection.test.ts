@@ -9,32 +9,16 @@ import { Redis } from 'ioredis'
 
 import { FerryError, ValidationError } from '../../src/core/errors.js'
 import type { NewJob } from '../../src/core/job.js'
-import type { RedisStore } from '../../src/redis.js'
 import { newJob } from '../helpers/store-harness.js'
-import {
-  dropNamespace,
-  openTestStore,
-  TEST_REDIS_URL,
-  uniqueNamespace,
-  redisUnreachableReason,
-} from '../helpers/redis-harness.js'
+import { freshStore, redisUnreachableReason, TEST_REDIS_URL } from '../helpers/redis-harness.js'
 import { whenAvailable } from '../helpers/services.js'
-import { defer } from '../helpers/worker-helpers.js'
 
 const LEASE = { leaseMs: 60_000, workerId: 'w' }
-
-async function freshStore(t: Parameters<typeof defer>[0]): Promise<{ store: RedisStore; namespace: string }> {
-  const namespace = uniqueNamespace('injection')
-  defer(t, () => dropNamespace(namespace))
-  const store = await openTestStore(namespace)
-  defer(t, () => store.close())
-  return { store, namespace }
-}
 
 await whenAvailable(redisUnreachableReason(), () => {
   describe('RedisStore input safety', () => {
     it('keeps queues apart whose names look like keys or key prefixes', async (t) => {
-      const { store } = await freshStore(t)
+      const { store } = await freshStore(t, 'injection')
       const queues = ['x', 'ready:x', 'job:1', 'x:y', ':', '..', '-', 'scheduled:ready:x', 'queues', 'id']
       const results = await store.enqueue({
         jobs: queues.map((queue) => newJob({ queue, payload: JSON.stringify(queue) })),
@@ -54,7 +38,7 @@ await whenAvailable(redisUnreachableReason(), () => {
     })
 
     it('rejects queue and job names outside the allowed alphabet, writing nothing', async (t) => {
-      const { store } = await freshStore(t)
+      const { store } = await freshStore(t, 'injection')
       const bad = ['a b', '{x}', 'x}', 'a,b', 'a\nb', '', 'q'.repeat(129), 'ü', "x'", 'x"..']
       for (const name of bad) {
         for (const job of [newJob({ queue: name }), newJob({ name })]) {
@@ -77,7 +61,7 @@ await whenAvailable(redisUnreachableReason(), () => {
     })
 
     it('stores payloads, unique keys and worker ids as they are, whatever they contain', async (t) => {
-      const { store } = await freshStore(t)
+      const { store } = await freshStore(t, 'injection')
       const nasty = [
         "]] .. redis.call('FLUSHALL') .. [[",
         '%d %s %% \\ \' " ` $ {} [] ,,, ;',
@@ -125,7 +109,7 @@ await whenAvailable(redisUnreachableReason(), () => {
     })
 
     it('treats ids and lease tokens that are not its own as unknown', async (t) => {
-      const { store } = await freshStore(t)
+      const { store } = await freshStore(t, 'injection')
       const [{ id } = { id: '' }] = await store.enqueue({ jobs: [newJob()] })
       const [job] = await store.claim({ queues: ['default'], limit: 1, ...LEASE })
       assert.equal(job?.id, id)
@@ -165,7 +149,7 @@ await whenAvailable(redisUnreachableReason(), () => {
     })
 
     it('writes only keys of its own namespace, of the documented shapes', async (t) => {
-      const { store, namespace } = await freshStore(t)
+      const { store, namespace } = await freshStore(t, 'injection')
       const jobs = ['a', 'b:c', 'ready:a'].flatMap((queue) => [
         newJob({ queue }),
         newJob({ queue, delayMs: 60_000 }),

@@ -10,13 +10,7 @@ import { Redis } from 'ioredis'
 
 import { createClient } from '../../src/client/client.js'
 import { measureRedisMemory } from '../../bench/lib/redis-memory.js'
-import {
-  dropNamespace,
-  openTestStore,
-  TEST_REDIS_URL,
-  uniqueNamespace,
-  redisUnreachableReason,
-} from '../helpers/redis-harness.js'
+import { freshStore, redisUnreachableReason, TEST_REDIS_URL } from '../helpers/redis-harness.js'
 import { whenAvailable } from '../helpers/services.js'
 import { defer } from '../helpers/worker-helpers.js'
 
@@ -29,10 +23,7 @@ await whenAvailable(redisUnreachableReason(), () => {
   describe('RedisStore memory', () => {
     it(`keeps a waiting job with a 520-byte payload under ${BOUND} bytes`, async (t) => {
       assert.equal(JSON.stringify(PAYLOAD).length, 520)
-      const namespace = uniqueNamespace('memory')
-      defer(t, () => dropNamespace(namespace))
-      const store = await openTestStore(namespace)
-      defer(t, () => store.close())
+      const { store } = await freshStore(t, 'memory')
       const client = createClient({ store })
       defer(t, () => client.close())
       for (let i = 0; i < JOBS; i += 500) {

@@ -12,12 +12,13 @@ import { createClient } from '../../src/client/client.js'
 import { RedisStore } from '../../src/redis.js'
 import {
   dropNamespace,
+  freshStore,
   openTestStore,
   ownServerOptions,
+  redisUnreachableReason,
   startOwnRedisServer,
   TEST_REDIS_URL,
   uniqueNamespace,
-  redisUnreachableReason,
 } from '../helpers/redis-harness.js'
 import { whenAvailable } from '../helpers/services.js'
 import { within } from '../helpers/store-harness.js'
@@ -97,10 +98,7 @@ await whenAvailable(redisUnreachableReason(), () => {
     )
 
     it('looks at its queues again when a wake-up message was lost', async (t) => {
-      const namespace = uniqueNamespace('safety-net')
-      defer(t, () => dropNamespace(namespace))
-      const store = await openTestStore(namespace)
-      defer(t, () => store.close())
+      const { store, namespace } = await freshStore(t, 'safety-net')
       const producer = await openTestStore(namespace)
       defer(t, () => producer.close())
       t.mock.timers.enable({ apis: ['setInterval'] })
