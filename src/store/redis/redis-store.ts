@@ -1,8 +1,9 @@
 /**
  * The Redis (or Valkey) store. Every change that touches more than one key is one Lua script
- * (lua/*.lua, embedded at build time into generated/assets.ts), run with EVALSHA and loaded again
- * with EVAL when the server answers NOSCRIPT (after a restart or SCRIPT FLUSH). Key names come from
- * keys.ts only. Waiting workers subscribe to one pub/sub channel per namespace.
+ * (lua/*.lua, embedded at build time into generated/assets.ts), loaded into the server's cache at
+ * open, run with EVALSHA, and sent again with EVAL when the server answers NOSCRIPT (after a
+ * restart, a failover or SCRIPT FLUSH). Key names come from keys.ts only. Waiting workers
+ * subscribe to one shard channel per namespace, and each store to one of its own for deliveries.
  *
  * Client: ioredis, chosen over node-redis 6.3.1 by measurement on this machine (2 cores, shared
  * Redis 7.0.15 on localhost, Node 20.20; three rounds, medians of each):
