@@ -148,7 +148,8 @@ export interface OwnRedisCluster {
 /**
  * Starts a Redis Cluster of our own: `masters` redis-server processes in cluster mode on free
  * ports, working in `dir`, with `replicas` replicas per master, joined with `redis-cli --cluster
- * create`, and waits until every node reports cluster_state:ok. A master that stops answering
+ * create`, and waits until every node reports cluster_state:ok and every replica is in sync with
+ * its master. A master that stops answering
  * for `nodeTimeoutMs` is failed over to its replica. No persistence: it is for behaviour, not
  * durability.
  */
@@ -196,10 +197,14 @@ export async function startRedisCluster({
     )
     if (create.status !== 0)
       throw new Error(`redis-cli --cluster create failed: ${create.stdout}${create.stderr}`)
+    // Ready: every node sees the whole cluster, and every replica is in sync with its master (a
+    // replica that never synced cannot take over when its master fails).
     for (const port of ports) {
-      await untilAnswers(`redis://127.0.0.1:${port}`, async (redis) =>
-        String(await redis.call('CLUSTER', 'INFO')).includes('cluster_state:ok'),
-      )
+      await untilAnswers(`redis://127.0.0.1:${port}`, async (redis) => {
+        if (!String(await redis.call('CLUSTER', 'INFO')).includes('cluster_state:ok')) return false
+        const replication = await redis.info('replication')
+        return !replication.includes('role:slave') || replication.includes('master_link_status:up')
+      })
     }
   } catch (error) {
     await close()
@@ -217,20 +222,30 @@ export async function startRedisCluster({
   }
 }
 
+/** Runs `fn` on a connection of its own to `url` that never reconnects, then closes it. */
+export async function withConnection<T>(url: string, fn: (redis: Redis) => Promise<T>): Promise<T> {
+  const redis = new Redis(url, { lazyConnect: true, retryStrategy: () => null, disconnectTimeout: 10 })
+  redis.on('error', () => {})
+  try {
+    await redis.connect()
+    return await fn(redis)
+  } finally {
+    redis.disconnect()
+  }
+}
+
 /** Waits (10 s at most) until the server at `url` answers and `ready` says yes. */
 async function untilAnswers(url: string, ready: (redis: Redis) => boolean | Promise<boolean>): Promise<void> {
   const deadline = Date.now() + 10_000
   for (;;) {
-    const probe = new Redis(url, { lazyConnect: true, retryStrategy: () => null, disconnectTimeout: 10 })
-    probe.on('error', () => {})
     try {
-      await probe.connect()
-      await probe.ping()
-      if (await ready(probe)) return
+      const answered = await withConnection(url, async (redis) => {
+        await redis.ping()
+        return ready(redis)
+      })
+      if (answered) return
     } catch (error) {
       if (Date.now() > deadline) throw new Error(`redis-server at ${url} did not get ready`, { cause: error })
-    } finally {
-      probe.disconnect()
     }
     if (Date.now() > deadline) throw new Error(`redis-server at ${url} did not get ready`)
     await new Promise((resolve) => setTimeout(resolve, 20))
