@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process'
 import { createRequire } from 'node:module'
+import type { Redis } from 'ioredis'
 import { createClient, type Client } from '../../src/client/client.js'
 import { RedisStore } from '../../src/redis.js'
 import { startRedisServer, type OwnRedisServer } from './redis-server.js'
@@ -59,4 +60,14 @@ export async function describeRedis(): Promise<string> {
   const require = createRequire(import.meta.url)
   const client = (require('ioredis/package.json') as { version: string }).version
   return `redis (redis-server ${version}, client ioredis ${client}): ${REDIS_BENCH_SETUP}, a server per scenario on a free port`
+}
+
+/** The server's calls of one command so far (INFO commandstats), and how many of them failed. */
+export async function commandStats(
+  redis: Redis,
+  command: string,
+): Promise<{ calls: number; failed: number }> {
+  const info = await redis.info('commandstats')
+  const line = new RegExp(`^cmdstat_${command}:calls=(\\d+),.*failed_calls=(\\d+)`, 'm').exec(info)
+  return line === null ? { calls: 0, failed: 0 } : { calls: Number(line[1]), failed: Number(line[2]) }
 }

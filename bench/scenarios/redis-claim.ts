@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis'
-import { openRedisBench, REDIS_BENCH_SETUP, withBenchRedis } from '../lib/redis.js'
+import { commandStats, openRedisBench, REDIS_BENCH_SETUP, withBenchRedis } from '../lib/redis.js'
 import { percentile } from '../lib/stats.js'
 import type { Figure, ScenarioDef } from '../lib/types.js'
 
@@ -51,7 +51,7 @@ export async function redisClaim(size: number): Promise<Figure[]> {
           const claim = (): ReturnType<typeof bench.store.claim> =>
             bench.store.claim({ queues, limit: 1, leaseMs: LEASE_MS, workerId: 'bench' })
           for (let i = 0; i < WARMUP_CLAIMS; i++) await claim()
-          const before = await evalshaCalls(admin)
+          const before = (await commandStats(admin, 'evalsha')).calls
           const latencies: number[] = []
           for (let i = 0; i < claims; i++) {
             const start = process.hrtime.bigint()
@@ -59,7 +59,7 @@ export async function redisClaim(size: number): Promise<Figure[]> {
             latencies.push(Number(process.hrtime.bigint() - start) / 1e6)
             if (jobs.length !== 1) throw new Error(`claim over ${count} queues took ${jobs.length} jobs`)
           }
-          const roundTrips = ((await evalshaCalls(admin)) - before) / claims
+          const roundTrips = ((await commandStats(admin, 'evalsha')).calls - before) / claims
           const p50 = percentile(latencies, 50)
           if (fsync === 'always') p50s.set(count, p50)
           else nofsync.set(count, p50)
@@ -100,11 +100,6 @@ export async function redisClaim(size: number): Promise<Figure[]> {
     )
     return figures
   })
-}
-
-async function evalshaCalls(redis: Redis): Promise<number> {
-  const info = await redis.info('commandstats')
-  return Number(/cmdstat_evalsha:calls=(\d+)/.exec(info)?.[1] ?? 0)
 }
 
 export const redisClaimScenario: ScenarioDef = {

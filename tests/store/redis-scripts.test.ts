@@ -8,16 +8,10 @@ import { describe, it, type TestContext } from 'node:test'
 import { Redis } from 'ioredis'
 
 import { createClient, type Client } from '../../src/client/client.js'
+import { commandStats } from '../../bench/lib/redis.js'
 import { RedisStore } from '../../src/redis.js'
 import { ownServerOptions, startOwnRedisServer } from '../helpers/redis-harness.js'
 import { defer } from '../helpers/worker-helpers.js'
-
-/** The server's calls of one command so far, and how many of them failed. */
-async function commandStats(admin: Redis, command: string): Promise<{ calls: number; failed: number }> {
-  const info = await admin.info('commandstats')
-  const line = new RegExp(`^cmdstat_${command}:calls=(\\d+),.*failed_calls=(\\d+)`, 'm').exec(info)
-  return line === null ? { calls: 0, failed: 0 } : { calls: Number(line[1]), failed: Number(line[2]) }
-}
 
 /** A store just opened on a redis-server of the test's own, with a client and an admin connection. */
 async function onFreshServer(t: TestContext): Promise<{ admin: Redis; store: RedisStore; client: Client }> {
