@@ -13,13 +13,12 @@ import { join } from 'node:path'
 import { RedisStore } from '../../src/redis.js'
 import { newJob, within } from '../helpers/store-harness.js'
 import {
-  dropNamespace,
+  freshStore,
   openTestStore,
   ownServerOptions,
+  redisUnreachableReason,
   startOwnRedisServer,
   TEST_REDIS_URL,
-  uniqueNamespace,
-  redisUnreachableReason,
 } from '../helpers/redis-harness.js'
 import { whenAvailable } from '../helpers/services.js'
 import { defer } from '../helpers/worker-helpers.js'
@@ -44,9 +43,7 @@ function readAof(dir: string): string {
 await whenAvailable(redisUnreachableReason(), () => {
   describe('RedisStore delivery', () => {
     it('gives back, in place and with the attempt unused, jobs handed to a waiter that no longer waits', async (t) => {
-      const namespace = uniqueNamespace('delivery')
-      defer(t, () => dropNamespace(namespace))
-      const worker = await open(t, namespace)
+      const { store: worker, namespace } = await freshStore(t, 'delivery')
       const producer = await open(t, namespace)
       const redis = new Redis(TEST_REDIS_URL)
       defer(t, () => redis.quit())
@@ -90,9 +87,7 @@ await whenAvailable(redisUnreachableReason(), () => {
     })
 
     it('leaves no registration behind for a wait that ended before it was subscribed', async (t) => {
-      const namespace = uniqueNamespace('delivery')
-      defer(t, () => dropNamespace(namespace))
-      const store = await open(t, namespace) // not subscribed yet: its first wait subscribes
+      const { store, namespace } = await freshStore(t, 'delivery') // not subscribed yet: its first wait subscribes
       const redis = new Redis(TEST_REDIS_URL)
       defer(t, () => redis.quit())
       const ended = await store.waitForJobs({ queues: ['default'], timeoutMs: 0, claim: CLAIM })
@@ -113,9 +108,7 @@ await whenAvailable(redisUnreachableReason(), () => {
     })
 
     it('reads jobs too large to send in the delivery message', async (t) => {
-      const namespace = uniqueNamespace('delivery')
-      defer(t, () => dropNamespace(namespace))
-      const worker = await open(t, namespace)
+      const { store: worker, namespace } = await freshStore(t, 'delivery')
       const producer = await open(t, namespace)
       const waiting = worker.waitForJobs({
         queues: ['default'],
