@@ -84,7 +84,7 @@ export function checkChaosRun(dir: string): CheckResult {
   const nemesis = readHistory<NemesisRecord>(join(dir, 'nemesis.ndjson'))
   const dump = existsSync(join(dir, 'dump.ndjson')) ? readHistory<Job>(join(dir, 'dump.ndjson')) : []
   if (!existsSync(join(dir, 'dump.ndjson'))) violations.add('dump', 'there is no dump of the store')
-  if (!meta.drained) violations.add('drain', 'the queues did not drain before the deadline')
+  if (!meta.drained) violations.add('drain', 'the queues stopped draining before they were empty')
 
   // ── processes ──
   const killedAt = new Map<number, number>()
@@ -414,7 +414,8 @@ export function formatReport(meta: ChaosMeta, result: CheckResult): string {
   const width = Math.max(...rows.map(([label]) => label.length))
   const drainS = ((meta.drainedAt - meta.faultsEndedAt) / 1000).toFixed(1)
   const lines = [
-    `chaos: store ${meta.store}, seed ${meta.seed}, ${meta.durationMs / 1000} s of faults, drained in ${drainS} s, ` +
+    `chaos: store ${meta.store}, seed ${meta.seed}, ${meta.durationMs / 1000} s of faults, ` +
+      `${meta.drained ? 'drained in' : 'stopped draining after'} ${drainS} s, ` +
       `lease ${meta.leaseMs} ms, ${meta.producers} producers, ${meta.workers} workers × ${meta.concurrency}`,
     '',
     `| ${'count'.padEnd(width)} | value |`,
