@@ -301,7 +301,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosMeta> {
  * Waits until the producers are done and no job of the chaos queues is left, or gives up once no
  * job has finished for `stallMs`: the workers stopped consuming. Says how many jobs were left.
  */
-async function untilDrained(
+export async function untilDrained(
   store: Store,
   producersDone: () => boolean,
   stallMs: number,
