@@ -37,7 +37,7 @@ export interface ChaosOptions {
    * deadline on the whole drain would fail long runs instead, whose backlog grows with their
    * length (the producers outpace the workers: chaos/config.ts). Default 30 s.
    */
-  drainStallMs?: number
+  drainNoProgressMs?: number
   log?: (line: string) => void
 }
 
@@ -96,7 +96,7 @@ interface Slot {
 }
 
 export async function runChaos(options: ChaosOptions): Promise<ChaosMeta> {
-  const { storeUrl, dir, durationMs, seed, drainStallMs = 30_000, log = () => {} } = options
+  const { storeUrl, dir, durationMs, seed, drainNoProgressMs = 30_000, log = () => {} } = options
   const nemesisLog = new History(join(dir, 'nemesis.ndjson'))
   const note = (entry: NemesisRecord): void => nemesisLog.write(entry)
   const random = new Random(seed)
@@ -244,13 +244,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosMeta> {
   const { drained, left } = await untilDrained(
     store,
     () => producers.every((slot) => slot.finished),
-    drainStallMs,
+    drainNoProgressMs,
   )
   const drainedAt = Date.now()
   log(
     drained
       ? `drained in ${((drainedAt - faultsEndedAt) / 1000).toFixed(1)} s`
-      : `the queues stopped draining: ${left} jobs left, none finished in ${drainStallMs / 1000} s`,
+      : `the queues stopped draining: ${left} jobs left, none finished in ${drainNoProgressMs / 1000} s`,
   )
 
   stopping = true
@@ -299,12 +299,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosMeta> {
 
 /**
  * Waits until the producers are done and no job of the chaos queues is left, or gives up once no
- * job has finished for `stallMs`: the workers stopped consuming. Says how many jobs were left.
+ * job has finished for `noProgressMs`: the workers stopped consuming. Says how many jobs were left.
  */
 export async function untilDrained(
   store: Store,
   producersDone: () => boolean,
-  stallMs: number,
+  noProgressMs: number,
 ): Promise<{ drained: boolean; left: number }> {
   let finished = -1
   let progressAt = Date.now()
@@ -314,7 +314,7 @@ export async function untilDrained(
     if (progress.finished > finished) {
       finished = progress.finished
       progressAt = Date.now()
-    } else if (Date.now() - progressAt >= stallMs) {
+    } else if (Date.now() - progressAt >= noProgressMs) {
       return { drained: false, left: progress.pending }
     }
     await sleep(250)

@@ -1,6 +1,6 @@
 /**
  * The chaos run's drain (chaos/supervisor.ts untilDrained) on a real SQLite store: it waits for
- * as long as jobs keep finishing, and fails once none has finished for its stall limit.
+ * as long as jobs keep finishing, and fails once none has finished for a while.
  */
 import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -10,20 +10,20 @@ import { untilDrained } from '../../chaos/supervisor.js'
 import { createClient } from '../../src/index.js'
 import { tempDatabase } from '../helpers/sqlite-harness.js'
 
-const STALL_MS = 300
+const NO_PROGRESS_MS = 300
 
-test('a job nobody runs stops the drain after the stall limit, and is counted as left', async (t) => {
+test('a job nobody runs stops the drain once none finishes for a while, and is counted as left', async (t) => {
   const store = await tempDatabase(t).open()
   await createClient({ store }).enqueue('chaos-sleep', {}, { queue: 'default' })
-  assert.deepEqual(await untilDrained(store, () => true, STALL_MS), { drained: false, left: 1 })
+  assert.deepEqual(await untilDrained(store, () => true, NO_PROGRESS_MS), { drained: false, left: 1 })
 })
 
-test('the drain lasts past the stall limit while jobs keep finishing', async (t) => {
+test('the drain lasts past that limit while jobs keep finishing', async (t) => {
   const store = await tempDatabase(t).open()
   const client = createClient({ store })
   const jobs = 6
   for (let i = 0; i < jobs; i++) await client.enqueue('chaos-sleep', {}, { queue: 'bulk' })
-  // One job every 100 ms: 600 ms in all, twice the stall limit.
+  // One job every 100 ms: 600 ms in all, twice the limit.
   const worker = (async () => {
     for (let i = 0; i < jobs; i++) {
       await sleep(100)
@@ -31,17 +31,17 @@ test('the drain lasts past the stall limit while jobs keep finishing', async (t)
       await store.settle({ settlements: [{ kind: 'completed', id: job!.id, leaseToken: job!.leaseToken }] })
     }
   })()
-  assert.deepEqual(await untilDrained(store, () => true, STALL_MS), { drained: true, left: 0 })
+  assert.deepEqual(await untilDrained(store, () => true, NO_PROGRESS_MS), { drained: true, left: 0 })
   await worker
 })
 
 test('empty queues are not drained while a producer has not finished', async (t) => {
   const store = await tempDatabase(t).open()
-  assert.deepEqual(await untilDrained(store, () => false, STALL_MS), { drained: false, left: 0 })
+  assert.deepEqual(await untilDrained(store, () => false, NO_PROGRESS_MS), { drained: false, left: 0 })
 })
 
 test('jobs of other queues are not the chaos run’s', async (t) => {
   const store = await tempDatabase(t).open()
   await createClient({ store }).enqueue('other', {}, { queue: 'elsewhere' })
-  assert.deepEqual(await untilDrained(store, () => true, STALL_MS), { drained: true, left: 0 })
+  assert.deepEqual(await untilDrained(store, () => true, NO_PROGRESS_MS), { drained: true, left: 0 })
 })
