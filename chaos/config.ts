@@ -12,6 +12,11 @@ export const WORKER_CONCURRENCY = 4
 export const LEASE_MS = 1000
 /** How often each worker sweeps for expired leases. */
 export const RECOVER_INTERVAL_MS = 250
+/**
+ * The drain fails once no job has finished for this long: the workers stopped consuming. Not a
+ * deadline on the whole drain, which would fail long runs: their backlog grows with their length.
+ */
+export const DRAIN_NO_PROGRESS_MS = 30_000
 /** A frozen worker stays frozen this long: well past its lease, so its jobs are recovered meanwhile. */
 export const FREEZE_MS = 2500
 /**

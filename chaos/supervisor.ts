@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 
 import { openStore, type Job, type Store } from '../src/index.js'
 import {
+  DRAIN_NO_PROGRESS_MS,
   FREEZE_MS,
   LEASE_MS,
   PRODUCER_COUNT,
@@ -32,12 +33,6 @@ export interface ChaosOptions {
   /** How long faults are injected (and producers enqueue). */
   durationMs: number
   seed: number
-  /**
-   * The drain fails once no job has finished for this long: the workers stopped consuming. A
-   * deadline on the whole drain would fail long runs instead, whose backlog grows with their
-   * length (the producers outpace the workers: chaos/config.ts). Default 30 s.
-   */
-  drainNoProgressMs?: number
   log?: (line: string) => void
 }
 
@@ -96,7 +91,7 @@ interface Slot {
 }
 
 export async function runChaos(options: ChaosOptions): Promise<ChaosMeta> {
-  const { storeUrl, dir, durationMs, seed, drainNoProgressMs = 30_000, log = () => {} } = options
+  const { storeUrl, dir, durationMs, seed, log = () => {} } = options
   const nemesisLog = new History(join(dir, 'nemesis.ndjson'))
   const note = (entry: NemesisRecord): void => nemesisLog.write(entry)
   const random = new Random(seed)
@@ -244,13 +239,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosMeta> {
   const { drained, left } = await untilDrained(
     store,
     () => producers.every((slot) => slot.finished),
-    drainNoProgressMs,
+    DRAIN_NO_PROGRESS_MS,
   )
   const drainedAt = Date.now()
   log(
     drained
       ? `drained in ${((drainedAt - faultsEndedAt) / 1000).toFixed(1)} s`
-      : `the queues stopped draining: ${left} jobs left, none finished in ${drainNoProgressMs / 1000} s`,
+      : `the queues stopped draining: ${left} jobs left, none finished in ${DRAIN_NO_PROGRESS_MS / 1000} s`,
   )
 
   stopping = true
