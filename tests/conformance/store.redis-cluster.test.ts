@@ -3,29 +3,21 @@
  * namespace hashes to a slot of one of them, so the suite runs on every node, reached from one
  * seed node through MOVED redirects, with wake-ups published on one node and heard on another.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
 
-import { startRedisCluster } from '../../bench/lib/redis-server.js'
 import { ValidationError } from '../../src/core/errors.js'
 import { openStore } from '../../src/store/open-store.js'
 import { newJob } from '../helpers/store-harness.js'
-import { ownServerOptions, redisHarness } from '../helpers/redis-harness.js'
+import { ownServerOptions, redisHarness, startOwnRedisCluster } from '../helpers/redis-harness.js'
 import { runStoreConformance } from './store.case.js'
 
 const options = ownServerOptions()
 if (options.skip !== undefined) {
   it('needs a Redis Cluster of its own', options, () => {})
 } else {
-  const dir = mkdtempSync(join(tmpdir(), 'ferry-redis-cluster-'))
-  const cluster = await startRedisCluster({ dir, masters: 3 })
-  after(async () => {
-    await cluster.close()
-    rmSync(dir, { recursive: true, force: true })
-  })
+  const cluster = await startOwnRedisCluster({ masters: 3 })
+  after(() => cluster.close())
   runStoreConformance({
     name: 'RedisStore on a Redis Cluster of 3 masters',
     createHarness: redisHarness('cluster', { url: cluster.url, cluster: true }),

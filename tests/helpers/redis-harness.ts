@@ -14,14 +14,19 @@ import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import { Redis } from 'ioredis'
 
-import { startRedisServer, type OwnRedisServer } from '../../bench/lib/redis-server.js'
+import {
+  startRedisCluster,
+  startRedisServer,
+  type OwnRedisCluster,
+  type OwnRedisServer,
+} from '../../bench/lib/redis-server.js'
 import { RedisStore, type RedisStoreOptions } from '../../src/redis.js'
 import type { Store } from '../../src/store/store.js'
 import { skipUnlessAvailable } from './services.js'
 import type { CreateHarness, StoreHarness } from './store-harness.js'
 import { defer } from './worker-helpers.js'
 
-export type { OwnRedisServer }
+export type { OwnRedisCluster, OwnRedisServer }
 
 export const TEST_REDIS_URL = process.env.FERRY_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
 
@@ -163,6 +168,30 @@ export async function startOwnRedisServer(
     ...server,
     async close() {
       await server.close()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+/**
+ * A Redis Cluster of the test's own (bench/lib/redis-server.ts startRedisCluster) in a temp
+ * directory; `close()` stops every node and removes the directory.
+ */
+export async function startOwnRedisCluster(
+  options: Omit<Parameters<typeof startRedisCluster>[0], 'dir'> = {},
+): Promise<OwnRedisCluster> {
+  const dir = mkdtempSync(join(tmpdir(), 'ferry-redis-cluster-'))
+  let cluster: OwnRedisCluster
+  try {
+    cluster = await startRedisCluster({ ...options, dir })
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true })
+    throw error
+  }
+  return {
+    ...cluster,
+    async close() {
+      await cluster.close()
       rmSync(dir, { recursive: true, force: true })
     },
   }

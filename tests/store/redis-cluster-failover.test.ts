@@ -6,14 +6,11 @@
  * not about which acknowledged writes a failover loses (docs/backends.md, Durability).
  */
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { describe, it } from 'node:test'
 
-import { startRedisCluster, withConnection, type OwnRedisCluster } from '../../bench/lib/redis-server.js'
+import { withConnection } from '../../bench/lib/redis-server.js'
 import { RedisStore } from '../../src/redis.js'
-import { ownServerOptions } from '../helpers/redis-harness.js'
+import { ownServerOptions, startOwnRedisCluster, type OwnRedisCluster } from '../helpers/redis-harness.js'
 import { newJob } from '../helpers/store-harness.js'
 import { defer, startWorker, waitFor } from '../helpers/worker-helpers.js'
 
@@ -23,9 +20,7 @@ const NODE_TIMEOUT_MS = 1000
 
 describe('RedisStore on a Redis Cluster with replicas', ownServerOptions(), () => {
   it('keeps running jobs after the master of its namespace fails over to its replica', async (t) => {
-    const dir = mkdtempSync(join(tmpdir(), 'ferry-redis-failover-'))
-    defer(t, () => rmSync(dir, { recursive: true, force: true }))
-    const cluster = await startRedisCluster({ dir, masters: 3, replicas: 1, nodeTimeoutMs: NODE_TIMEOUT_MS })
+    const cluster = await startOwnRedisCluster({ masters: 3, replicas: 1, nodeTimeoutMs: NODE_TIMEOUT_MS })
     defer(t, () => cluster.close())
 
     const open = (): Promise<RedisStore> =>
