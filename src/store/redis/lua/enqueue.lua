@@ -76,7 +76,7 @@ for n = 1, count do
     end
     add_member(zadds, K_JOBS, id, id)
     if ready then
-      add_member(zadds, P_READY .. queue, -tonumber(priority), ready_member(at, id))
+      add_member(zadds, P_READY .. queue, ready_entry(priority, at, id))
       flag_ready(queue)
     else
       add_scheduled(queue, at, id)

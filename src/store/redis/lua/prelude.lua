@@ -53,6 +53,11 @@ local function ready_member(run_at, id)
   return string.format('%016d%016d', math.max(tonumber(run_at), 0), tonumber(id))
 end
 
+-- A job's score and member in its queue's ready zset: the one place that spells the claim order.
+local function ready_entry(priority, run_at, id)
+  return -tonumber(priority), ready_member(run_at, id)
+end
+
 local function id_of_member(member)
   return string.match(member, '^0*(%d+)$', 17)
 end
@@ -85,7 +90,7 @@ end
 
 -- Adds a job to a queue's ready zset, flagging the queue.
 local function add_ready(queue, priority, run_at, id)
-  redis.call('ZADD', P_READY .. queue, -tonumber(priority), ready_member(run_at, id))
+  redis.call('ZADD', P_READY .. queue, ready_entry(priority, run_at, id))
   flag_ready(queue)
 end
 
