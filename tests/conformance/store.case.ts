@@ -1490,6 +1490,14 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         assert.equal(await within(3 * SECOND, 'waitForWork', waiting), 'notified')
         assert.equal(await h.store.stopRequestedAt(), t)
       })
+
+      test("wakes a store's first wait for a stop requested through another instance since it opened", async (h) => {
+        const peer = await h.openPeer()
+        const t = Date.now()
+        await peer.requestStop({ now: t })
+        const waiting = h.store.waitForWork({ queues: ['default'], timeoutMs: 2 * SECOND })
+        assert.equal(await within(3 * SECOND, 'waitForWork', waiting), 'notified')
+      })
     })
 
     describe('migrate', () => {

@@ -193,7 +193,10 @@ export class RedisStore implements Store {
   private readonly watched = new Map<string, number>()
   private subscriber: Redis | Cluster | null = null
   private subscribed: Promise<void> | null = null
-  /** The stop request waiters last knew of (the stop key's text, null for none). */
+  /** The stop request waiters last knew of (the stop key's text, null for none), read at open: a
+   * different one wakes every waiter, even when its message was published before this store
+   * subscribed. Read at the first subscription instead, a stop requested between a worker's first
+   * wait and that read was taken as old, and the worker slept through it. */
   private stopSeen: string | null = null
   /** The server's clock minus ours, from the last script that read TIME. */
   private clockOffsetMs = 0
@@ -211,6 +214,7 @@ export class RedisStore implements Store {
       await store.loadScripts()
       if (options.migrate ?? true) await store.migrate()
       else await store.assertLayoutCurrent()
+      await store.stopRequestedAt()
       await store.checkPersistence(
         options.onWarning ?? ((message) => process.emitWarning(message, { code: 'FERRY_REDIS_PERSISTENCE' })),
       )
@@ -623,6 +627,7 @@ export class RedisStore implements Store {
     this.assertOpen('stopRequestedAt')
     try {
       const at = await this.redis.get(this.keys.stop)
+      this.stopSeen = at
       return at === null ? null : Number(at)
     } catch (error) {
       throw toStoreError(error, 'stopRequestedAt')
@@ -655,9 +660,6 @@ export class RedisStore implements Store {
 
   private async subscribe(): Promise<void> {
     if (this.subscribed === null) {
-      // Read before subscribing: a stop requested between this read and the subscription is seen
-      // by waitForWork's check, one requested after it arrives as a message.
-      const stopBefore = this.redis.get(this.keys.stop)
       // Wake-ups and deliveries come on shard channels (lua/prelude.lua, lua/deliver.lua): on a
       // cluster, ioredis subscribes to them on the node that owns the namespace's slot, and
       // follows the slot if it moves.
@@ -678,11 +680,12 @@ export class RedisStore implements Store {
         if (connected) this.hub.broadcast('notified')
         connected = true
       })
-      this.subscribed = Promise.all([stopBefore, subscriber.connect()])
-        .then(async ([stopAt]) => {
-          this.stopSeen = stopAt
-          await subscriber.ssubscribe(this.keys.channel, this.deliveryChannel)
-        })
+      // A stop requested before the subscription is seen by waitForWork's check, one requested
+      // after it arrives as a message.
+      this.subscribed = subscriber
+        .connect()
+        .then(() => subscriber.ssubscribe(this.keys.channel, this.deliveryChannel))
+        .then(() => {})
         .catch((error: unknown) => {
           this.subscribed = null
           this.subscriber = null
