@@ -673,19 +673,28 @@ export class RedisStore implements Store {
         if (channel === this.deliveryChannel) this.onDelivery(message)
         else this.onWake(message)
       })
-      let connected = false
-      subscriber.on('ready', () => {
-        // Back after a dropped connection (ioredis subscribes again by itself): messages sent
-        // meanwhile are lost, so every waiter looks again.
-        if (connected) this.hub.broadcast('notified')
-        connected = true
-      })
+      // Subscribed again after the first time, every waiter looks again: messages sent meanwhile
+      // are lost (and on a cluster, so are the waiters' registrations on a master that died:
+      // lua/wait-check.lua does not replicate them). On one server, that is the 'ready' of a
+      // connection back after a drop (ioredis subscribes again by itself). On a cluster, a failover
+      // or a slot move gives the slot's shard subscriber a new node without a 'ready': ioredis says
+      // 'subscribersReady' once it has subscribed there, and a worker that waited through a
+      // failover slept on (30 s, the safety net) when the first enqueue on the new master came
+      // before that.
+      let subscribedOnce = false
+      const resubscribed = (): void => {
+        if (subscribedOnce) this.hub.broadcast('notified')
+      }
+      subscriber.on('ready', resubscribed)
+      if (subscriber instanceof Cluster) subscriber.on('subscribersReady', resubscribed)
       // A stop requested before the subscription is seen by waitForWork's check, one requested
       // after it arrives as a message.
       this.subscribed = subscriber
         .connect()
         .then(() => subscriber.ssubscribe(this.keys.channel, this.deliveryChannel))
-        .then(() => {})
+        .then(() => {
+          subscribedOnce = true
+        })
         .catch((error: unknown) => {
           this.subscribed = null
           this.subscriber = null
