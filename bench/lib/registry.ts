@@ -7,10 +7,12 @@ import { fsyncRateScenario } from '../scenarios/fsync-rate.js'
 import { idleCpuScenario } from '../scenarios/idle-cpu.js'
 import { postgresClaimScenario } from '../scenarios/postgres-claim.js'
 import { postgresEnqueueScenario } from '../scenarios/postgres-enqueue.js'
+import { postgresIdleCpuScenario } from '../scenarios/postgres-idle-cpu.js'
 import { postgresThroughputScenario } from '../scenarios/postgres-throughput.js'
 import { postgresWakeScenario } from '../scenarios/postgres-wake.js'
 import { redisClaimScenario } from '../scenarios/redis-claim.js'
 import { redisEnqueueScenario } from '../scenarios/redis-enqueue.js'
+import { redisIdleCpuScenario } from '../scenarios/redis-idle-cpu.js'
 import { redisMemoryScenario } from '../scenarios/redis-memory.js'
 import { redisThroughputScenario } from '../scenarios/redis-throughput.js'
 import { redisWakeScenario } from '../scenarios/redis-wake.js'
@@ -37,9 +39,11 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   postgresThroughputScenario,
   postgresWakeScenario,
   postgresClaimScenario,
+  postgresIdleCpuScenario,
   redisEnqueueScenario,
   redisThroughputScenario,
   redisClaimScenario,
   redisWakeScenario,
   redisMemoryScenario,
+  redisIdleCpuScenario,
 ]

@@ -31,53 +31,61 @@ function read(pid: number): Reading {
  * /proc/<pid>/task/<tid>/schedstat, with the threads' context switches (how often they woke).
  */
 export async function idleCpu(seconds: number): Promise<Figure[]> {
-  const ticksPerSecond = clockTicksPerSecond()
   return withTempDir('idle-cpu', async (dir) => {
     const dbPath = join(dir, 'bench.db')
     // The database exists and is migrated before the worker starts, as in a deployment.
     await (await SqliteStore.open({ path: dbPath, durability: 'full' })).close()
-    const timeLimitMs = SETTLE_MS + 2 * seconds * 1000 + 60_000
-    return withChildWorker({ storeUrl: sqliteStoreUrl(dbPath, 'full'), timeLimitMs }, async (child) => {
-      await sleep(SETTLE_MS)
-      child.assertAlive()
-      const start = read(child.pid)
-      await sleep(seconds * 1000)
-      const middle = read(child.pid)
-      await sleep(seconds * 1000)
-      const end = read(child.pid)
-      child.assertAlive()
-      const wall = (a: Reading, b: Reading): number => Number(b.atNs - a.atNs) / 1e9
-      const tickPct = (a: Reading, b: Reading): number =>
-        (100 * (b.ticks - a.ticks)) / ticksPerSecond / wall(a, b)
-      const settle = SETTLE_MS / 1000
-      const steady = `${settle + seconds}–${settle + 2 * seconds} s after start`
-      return [
-        {
-          key: 'startup.cpu_pct',
-          label: `idle worker CPU ${settle}–${settle + seconds} s after start, % of one core (start-up GCs included)`,
-          value: tickPct(start, middle),
-          unit: '%',
-        },
-        {
-          key: 'cpu_pct',
-          label: `idle worker CPU ${steady}, % of one core (/proc/<pid>/stat utime+stime, 1 tick = ${1000 / ticksPerSecond} ms)`,
-          value: tickPct(middle, end),
-          unit: '%',
-        },
-        {
-          key: 'cpu_pct_schedstat',
-          label: `the same from per-thread schedstat (ns, ${end.threads.threads} threads)`,
-          value: (100 * (end.threads.cpuNs - middle.threads.cpuNs)) / 1e9 / wall(middle, end),
-          unit: '%',
-        },
-        {
-          key: 'wakeups_per_s',
-          label: `thread wake-ups (context switches, all threads), ${steady}`,
-          value: (end.threads.contextSwitches - middle.threads.contextSwitches) / wall(middle, end),
-          unit: '/s',
-        },
-      ]
-    })
+    return idleWorkerCpu(sqliteStoreUrl(dbPath, 'full'), seconds, '')
+  })
+}
+
+/**
+ * idle-cpu's measurement for a worker on the store at `storeUrl` (existing, migrated); `tag` ends
+ * every label (' [postgres]'), so the figures of several stores stay apart in one section.
+ */
+export async function idleWorkerCpu(storeUrl: string, seconds: number, tag: string): Promise<Figure[]> {
+  const ticksPerSecond = clockTicksPerSecond()
+  const timeLimitMs = SETTLE_MS + 2 * seconds * 1000 + 60_000
+  return withChildWorker({ storeUrl, timeLimitMs }, async (child) => {
+    await sleep(SETTLE_MS)
+    child.assertAlive()
+    const start = read(child.pid)
+    await sleep(seconds * 1000)
+    const middle = read(child.pid)
+    await sleep(seconds * 1000)
+    const end = read(child.pid)
+    child.assertAlive()
+    const wall = (a: Reading, b: Reading): number => Number(b.atNs - a.atNs) / 1e9
+    const tickPct = (a: Reading, b: Reading): number =>
+      (100 * (b.ticks - a.ticks)) / ticksPerSecond / wall(a, b)
+    const settle = SETTLE_MS / 1000
+    const steady = `${settle + seconds}–${settle + 2 * seconds} s after start`
+    return [
+      {
+        key: 'startup.cpu_pct',
+        label: `idle worker CPU ${settle}–${settle + seconds} s after start, % of one core (start-up GCs included)${tag}`,
+        value: tickPct(start, middle),
+        unit: '%',
+      },
+      {
+        key: 'cpu_pct',
+        label: `idle worker CPU ${steady}, % of one core (/proc/<pid>/stat utime+stime, 1 tick = ${1000 / ticksPerSecond} ms)${tag}`,
+        value: tickPct(middle, end),
+        unit: '%',
+      },
+      {
+        key: 'cpu_pct_schedstat',
+        label: `the same from per-thread schedstat (ns, ${end.threads.threads} threads)${tag}`,
+        value: (100 * (end.threads.cpuNs - middle.threads.cpuNs)) / 1e9 / wall(middle, end),
+        unit: '%',
+      },
+      {
+        key: 'wakeups_per_s',
+        label: `thread wake-ups (context switches, all threads), ${steady}${tag}`,
+        value: (end.threads.contextSwitches - middle.threads.contextSwitches) / wall(middle, end),
+        unit: '/s',
+      },
+    ]
   })
 }
 
