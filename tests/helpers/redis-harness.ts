@@ -159,40 +159,41 @@ export function ownServerOptions(): { skip?: string } {
  * A redis-server of the test's own (bench/lib/redis-server.ts) in a temp directory, with AOF and
  * appendfsync always unless asked otherwise; `close()` stops it and removes the directory.
  */
-export async function startOwnRedisServer(
+export function startOwnRedisServer(
   options: { appendfsync?: 'always' | 'everysec' | 'no'; appendonly?: boolean } = {},
 ): Promise<OwnRedisServer> {
-  const dir = mkdtempSync(join(tmpdir(), 'ferry-redis-'))
-  const server = await startRedisServer({ ...options, dir })
-  return {
-    ...server,
-    async close() {
-      await server.close()
-      rmSync(dir, { recursive: true, force: true })
-    },
-  }
+  return inTempDir('ferry-redis-', (dir) => startRedisServer({ ...options, dir }))
 }
 
 /**
  * A Redis Cluster of the test's own (bench/lib/redis-server.ts startRedisCluster) in a temp
  * directory; `close()` stops every node and removes the directory.
  */
-export async function startOwnRedisCluster(
+export function startOwnRedisCluster(
   options: Omit<Parameters<typeof startRedisCluster>[0], 'dir'> = {},
 ): Promise<OwnRedisCluster> {
-  const dir = mkdtempSync(join(tmpdir(), 'ferry-redis-cluster-'))
-  let cluster: OwnRedisCluster
+  return inTempDir('ferry-redis-cluster-', (dir) => startRedisCluster({ ...options, dir }))
+}
+
+/** Starts servers working in a new temp directory, which goes when they close or fail to start. */
+async function inTempDir<T extends { close(): Promise<void> }>(
+  prefix: string,
+  start: (dir: string) => Promise<T>,
+): Promise<T> {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  const removeDir = (): void => rmSync(dir, { recursive: true, force: true })
+  let servers: T
   try {
-    cluster = await startRedisCluster({ ...options, dir })
+    servers = await start(dir)
   } catch (error) {
-    rmSync(dir, { recursive: true, force: true })
+    removeDir()
     throw error
   }
   return {
-    ...cluster,
+    ...servers,
     async close() {
-      await cluster.close()
-      rmSync(dir, { recursive: true, force: true })
+      await servers.close()
+      removeDir()
     },
   }
 }
