@@ -1,16 +1,14 @@
 import type { SqliteDurability } from '../../src/sqlite.js'
 import type { JobSpec } from '../../src/client/client.js'
+import { timeClaims, type ClaimShape } from '../lib/claims.js'
 import { payloadOfBytes } from '../lib/payload.js'
 import { percentile, secondsSince } from '../lib/stats.js'
-import { openBenchStore, type BenchStore } from '../lib/store.js'
+import { openBenchStore } from '../lib/store.js'
 import { withTempDir } from '../lib/temp.js'
 import type { Figure, ScenarioDef } from '../lib/types.js'
 
 const PAYLOAD_BYTES = 100
 const SETUP_CHUNK = 10_000
-const LEASE_MS = 10 * 60_000
-/** Claims before the timed ones, not counted: statement preparation and a cold page cache. */
-const WARMUP_CLAIMS = 20
 /** Scheduled jobs run this far in the future: never due during the benchmark. */
 const SCHEDULED_DELAY_MS = 30 * 24 * 3600_000
 const QUEUE = 'default'
@@ -19,16 +17,9 @@ const THREE_QUEUES = ['bench-empty-1', 'bench-empty-2', QUEUE]
 
 const fmt = (n: number): string => n.toLocaleString('en-US')
 
-interface Shape {
-  tag: string
-  text: string
-  queues: readonly string[]
-  limit: number
-}
-
-const ONE: Shape = { tag: 'limit1', text: 'claim limit 1', queues: [QUEUE], limit: 1 }
-const TEN: Shape = { tag: 'limit10', text: 'claim limit 10', queues: [QUEUE], limit: 10 }
-const MULTI: Shape = {
+const ONE: ClaimShape = { tag: 'limit1', text: 'claim limit 1', queues: [QUEUE], limit: 1 }
+const TEN: ClaimShape = { tag: 'limit10', text: 'claim limit 10', queues: [QUEUE], limit: 10 }
+const MULTI: ClaimShape = {
   tag: '3queues',
   text: 'claim limit 1 over 3 queues (only the last has jobs)',
   queues: THREE_QUEUES,
@@ -67,7 +58,7 @@ export async function claimLatency(size: number): Promise<Figure[]> {
     const smallFull = await measure(dir, 'small.db', 'full', smallReady, claims, [ONE, TEN])
     const smallNormal = await measure(dir, 'small.db', 'normal', smallReady, claims, [ONE])
 
-    const rows: [string, string, SqliteDurability, Map<Shape, number[]>, Shape][] = [
+    const rows: [string, string, SqliteDurability, Map<ClaimShape, number[]>, ClaimShape][] = [
       ['big', big, 'full', bigFull, ONE],
       ['small', small, 'full', smallFull, ONE],
       ['big', big, 'full', bigFull, TEN],
@@ -88,7 +79,8 @@ export async function claimLatency(size: number): Promise<Figure[]> {
         })
       }
     }
-    const p50 = (results: Map<Shape, number[]>, shape: Shape): number => percentile(results.get(shape)!, 50)
+    const p50 = (results: Map<ClaimShape, number[]>, shape: ClaimShape): number =>
+      percentile(results.get(shape)!, 50)
     figures.push(
       {
         key: 'normal.big_over_small.p50',
@@ -141,54 +133,29 @@ async function measure(
   durability: SqliteDurability,
   backlog: number,
   claims: number,
-  shapes: readonly Shape[],
-): Promise<Map<Shape, number[]>> {
+  shapes: readonly ClaimShape[],
+): Promise<Map<ClaimShape, number[]>> {
   const bench = await openBenchStore(dir, durability, file)
-  const results = new Map<Shape, number[]>()
+  const results = new Map<ClaimShape, number[]>()
   try {
-    for (const shape of shapes) results.set(shape, await timeClaims(bench, shape, backlog, claims))
+    // The backlog stays between 90 and 100 % of its size: as many jobs put back as were claimed.
+    const topUp = {
+      every: Math.floor(backlog / 10),
+      async fill(count: number) {
+        await bench.client.enqueueMany(
+          Array.from({ length: count }, (_, k) => ({
+            name: 'bench.claim',
+            payload: payloadOfBytes(PAYLOAD_BYTES, k),
+            options: { queue: QUEUE },
+          })),
+        )
+      },
+    }
+    for (const shape of shapes) results.set(shape, await timeClaims(bench.store, shape, claims, QUEUE, topUp))
   } finally {
     await bench.close()
   }
   return results
-}
-
-async function timeClaims(
-  bench: BenchStore,
-  shape: Shape,
-  backlog: number,
-  claims: number,
-): Promise<number[]> {
-  const latencies: number[] = []
-  const topUpAt = Math.max(shape.limit, Math.floor(backlog / 10))
-  let claimed = 0
-  for (let i = 0; i < WARMUP_CLAIMS + claims; i++) {
-    const start = performance.now()
-    const jobs = await bench.store.claim({
-      queues: shape.queues,
-      limit: shape.limit,
-      leaseMs: LEASE_MS,
-      workerId: 'bench',
-    })
-    const ms = performance.now() - start
-    if (jobs.length !== shape.limit || jobs.some((job) => job.queue !== QUEUE)) {
-      throw new Error(`${shape.text}: expected ${shape.limit} job(s) from "${QUEUE}", got ${jobs.length}`)
-    }
-    if (i >= WARMUP_CLAIMS) latencies.push(ms)
-    claimed += jobs.length
-    if (claimed >= topUpAt) {
-      // keep the backlog near its size: put back as many ready jobs as were claimed (untimed)
-      await bench.client.enqueueMany(
-        Array.from({ length: claimed }, (_, k) => ({
-          name: 'bench.claim',
-          payload: payloadOfBytes(PAYLOAD_BYTES, k),
-          options: { queue: QUEUE },
-        })),
-      )
-      claimed = 0
-    }
-  }
-  return latencies
 }
 
 export const claimLatencyScenario: ScenarioDef = {

@@ -1,37 +1,17 @@
 import pg from 'pg'
-import type { PostgresStore } from '../../src/postgres.js'
+import { queuesShape, timeClaims, type ClaimShape } from '../lib/claims.js'
 import { BENCH_POSTGRES_URL, withBenchSchema, type BenchSchema } from '../lib/postgres.js'
 import { percentile, secondsSince } from '../lib/stats.js'
 import type { Figure, ScenarioDef } from '../lib/types.js'
 
-const LEASE_MS = 10 * 60_000
-const WARMUP_CLAIMS = 20
 const QUEUE = 'default'
 const QUEUE_COUNTS = [1, 5, 20, 100] as const
 const fmt = (n: number): string => n.toLocaleString('en-US')
 
-interface Shape {
-  tag: string
-  text: string
-  queues: readonly string[]
-  limit: number
-}
-
-/** `count` queues of which only the last, 'default', has jobs: the claim must look past the others. */
-function queuesShape(count: number): Shape {
-  const queues = [...Array.from({ length: count - 1 }, (_, i) => `bench-empty-${i + 1}`), QUEUE]
-  return {
-    tag: `q${count}`,
-    text: `claim limit 1 over ${count} queue(s), only the last has jobs`,
-    queues,
-    limit: 1,
-  }
-}
-
-const ONE = queuesShape(1)
+const ONE = queuesShape(1, QUEUE)
 /** The store's connections commit without waiting for the flush (the server's setting, per session). */
 const RELAXED = { options: '-c synchronous_commit=off' }
-const TEN: Shape = { tag: 'limit10', text: 'claim limit 10', queues: [QUEUE], limit: 10 }
+const TEN: ClaimShape = { tag: 'limit10', text: 'claim limit 10', queues: [QUEUE], limit: 10 }
 
 /**
  * Claim cost on PostgreSQL against a big backlog — `size` ready jobs plus size/10 scheduled in the
@@ -59,30 +39,31 @@ export async function postgresClaim(size: number): Promise<Figure[]> {
       value: secondsSince(start),
       unit: 's',
     })
-    const results = new Map<Shape, number[]>()
-    for (const shape of [ONE, TEN, ...QUEUE_COUNTS.slice(1).map(queuesShape)]) {
-      results.set(shape, await timeClaims(store, shape, claims))
+    const results = new Map<ClaimShape, number[]>()
+    for (const shape of [ONE, TEN, ...QUEUE_COUNTS.slice(1).map((count) => queuesShape(count, QUEUE))]) {
+      results.set(shape, await timeClaims(store, shape, claims, QUEUE))
     }
     // The same claims without waiting for the commit's flush: what is left is the query itself.
     const relaxedStore = await bench.open(RELAXED)
-    const relaxed = new Map<Shape, number[]>()
-    for (const shape of [ONE, queuesShape(100)])
-      relaxed.set(shape, await timeClaims(relaxedStore, shape, claims))
+    const relaxed = new Map<ClaimShape, number[]>()
+    for (const shape of [ONE, queuesShape(100, QUEUE)])
+      relaxed.set(shape, await timeClaims(relaxedStore, shape, claims, QUEUE))
     process.stderr.write(await explainClaim(bench))
     return { results, relaxed }
   })
   const smallResults = await withBenchSchema(async (bench) => {
     const store = await bench.open()
     await fill(bench, smallReady, Math.round(smallReady / 10))
-    const results = new Map<Shape, number[]>()
-    for (const shape of [ONE, TEN])
-      results.set(shape, await timeClaims(store, shape, claims, bench, smallReady))
-    const relaxed = new Map<Shape, number[]>()
-    relaxed.set(ONE, await timeClaims(await bench.open(RELAXED), ONE, claims, bench, smallReady))
+    // The small backlog stays between 90 and 100 % of its size, topped up as it is claimed.
+    const topUp = { every: Math.floor(smallReady / 10), fill: (count: number) => fill(bench, count, 0) }
+    const results = new Map<ClaimShape, number[]>()
+    for (const shape of [ONE, TEN]) results.set(shape, await timeClaims(store, shape, claims, QUEUE, topUp))
+    const relaxed = new Map<ClaimShape, number[]>()
+    relaxed.set(ONE, await timeClaims(await bench.open(RELAXED), ONE, claims, QUEUE, topUp))
     return { results, relaxed }
   })
   const small = `${fmt(smallReady)} ready`
-  const p50 = (results: Map<Shape, number[]>, tag: string): number =>
+  const p50 = (results: Map<ClaimShape, number[]>, tag: string): number =>
     percentile([...results.entries()].find(([shape]) => shape.tag === tag)![1], 50)
   for (const [tag, text, results, mode] of [
     ['big', big, bigResults.results, ''],
@@ -132,37 +113,6 @@ async function fill(bench: BenchSchema, ready: number, scheduled: number): Promi
   await bench.admin(`ANALYZE ${s}.jobs`)
 }
 
-async function timeClaims(
-  store: PostgresStore,
-  shape: Shape,
-  claims: number,
-  topUp?: BenchSchema,
-  backlog = 0,
-): Promise<number[]> {
-  const latencies: number[] = []
-  let claimed = 0
-  for (let i = 0; i < WARMUP_CLAIMS + claims; i++) {
-    const start = performance.now()
-    const jobs = await store.claim({
-      queues: shape.queues,
-      limit: shape.limit,
-      leaseMs: LEASE_MS,
-      workerId: 'bench',
-    })
-    const ms = performance.now() - start
-    if (jobs.length !== shape.limit || jobs.some((job) => job.queue !== QUEUE)) {
-      throw new Error(`${shape.text}: expected ${shape.limit} job(s) from "${QUEUE}", got ${jobs.length}`)
-    }
-    if (i >= WARMUP_CLAIMS) latencies.push(ms)
-    claimed += jobs.length
-    if (topUp !== undefined && claimed >= Math.max(shape.limit, Math.floor(backlog / 10))) {
-      await fill(topUp, claimed, 0)
-      claimed = 0
-    }
-  }
-  return latencies
-}
-
 /** EXPLAIN ANALYZE of the statements inside the claim function, through auto_explain's notices. */
 async function explainClaim(bench: BenchSchema): Promise<string> {
   const client = new pg.Client({ connectionString: BENCH_POSTGRES_URL })
@@ -180,7 +130,7 @@ async function explainClaim(bench: BenchSchema): Promise<string> {
     // The plan a worker runs after many calls (plpgsql may switch to a generic plan after five).
     for (let i = 0; i < 8; i++) {
       notices.length = 0
-      await client.query(sql, [queuesShape(100).queues, 10, LEASE_MS, 'explain'])
+      await client.query(sql, [queuesShape(100, QUEUE).queues, 10, 60_000, 'explain'])
     }
     return `\n-- claim of 10 over 100 queues (only the last has jobs), plans of its statements:\n${notices.join('\n\n')}\n\n`
   } catch (error) {

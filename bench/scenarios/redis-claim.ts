@@ -1,11 +1,11 @@
 import { Redis } from 'ioredis'
+import { queuesShape, timeClaims, WARMUP_CLAIMS } from '../lib/claims.js'
 import { commandStats, openRedisBench, REDIS_BENCH_SETUP, withBenchRedis } from '../lib/redis.js'
 import { percentile } from '../lib/stats.js'
 import type { Figure, ScenarioDef } from '../lib/types.js'
 
 const QUEUE_COUNTS = [1, 5, 20, 100] as const
-const WARMUP_CLAIMS = 20
-const LEASE_MS = 10 * 60_000
+const QUEUE = 'jobs'
 const SETUP_CHUNK = 10_000
 
 /**
@@ -35,38 +35,29 @@ export async function redisClaim(size: number): Promise<Figure[]> {
         const suffix = fsync === 'always' ? '' : ' [appendfsync no: the script alone]'
         const bench = await openRedisBench(server, `claim-${tag}`)
         try {
-          const queues = Array.from({ length: count }, (_, i) =>
-            i === count - 1 ? 'jobs' : `empty-${i + 1}`,
-          )
+          const shape = queuesShape(count, QUEUE)
           for (let first = 0; first < size; first += SETUP_CHUNK) {
             const n = Math.min(SETUP_CHUNK, size - first)
             await bench.client.enqueueMany(
               Array.from({ length: n }, (_, i) => ({
                 name: 'bench.claim',
                 payload: { seq: first + i },
-                options: { queue: 'jobs' },
+                options: { queue: QUEUE },
               })),
             )
           }
-          const claim = (): ReturnType<typeof bench.store.claim> =>
-            bench.store.claim({ queues, limit: 1, leaseMs: LEASE_MS, workerId: 'bench' })
-          for (let i = 0; i < WARMUP_CLAIMS; i++) await claim()
           const before = (await commandStats(admin, 'evalsha')).calls
-          const latencies: number[] = []
-          for (let i = 0; i < claims; i++) {
-            const start = process.hrtime.bigint()
-            const jobs = await claim()
-            latencies.push(Number(process.hrtime.bigint() - start) / 1e6)
-            if (jobs.length !== 1) throw new Error(`claim over ${count} queues took ${jobs.length} jobs`)
-          }
-          const roundTrips = ((await commandStats(admin, 'evalsha')).calls - before) / claims
+          const latencies = await timeClaims(bench.store, shape, claims, QUEUE)
+          // Warm-up claims included: every claim of the run counts, one EVALSHA each or not.
+          const roundTrips =
+            ((await commandStats(admin, 'evalsha')).calls - before) / (WARMUP_CLAIMS + claims)
           const p50 = percentile(latencies, 50)
           if (fsync === 'always') p50s.set(count, p50)
           else nofsync.set(count, p50)
           figures.push(
             {
               key: `${tag}.p50`,
-              label: `claim limit 1 over ${count} queue(s), only the last has jobs, p50${suffix}`,
+              label: `${shape.text}, p50${suffix}`,
               value: p50,
               unit: 'ms',
             },

@@ -1,0 +1,72 @@
+import type { Store } from '../../src/store/store.js'
+
+/** Claims before the timed ones, not counted: statement preparation and a cold cache. */
+export const WARMUP_CLAIMS = 20
+/** Long enough that no claimed job's lease runs out during a scenario. */
+const LEASE_MS = 10 * 60_000
+
+/** What a claim scenario times: which queues, in order, and how many jobs per claim. */
+export interface ClaimShape {
+  /** The figure keys' part for this shape. */
+  tag: string
+  /** The figure labels' part for this shape. */
+  text: string
+  queues: readonly string[]
+  limit: number
+}
+
+/** `count` queues of which only the last, `queue`, has jobs: the claim must look past the others. */
+export function queuesShape(count: number, queue: string): ClaimShape {
+  return {
+    tag: `q${count}`,
+    text: `claim limit 1 over ${count} queue(s), only the last has jobs`,
+    queues: [...Array.from({ length: count - 1 }, (_, i) => `bench-empty-${i + 1}`), queue],
+    limit: 1,
+  }
+}
+
+export interface TopUp {
+  /** Once this many jobs (at least one claim's worth) were claimed since the last top-up, `fill`
+   * puts as many back. */
+  every: number
+  /** Makes `count` more jobs ready on the shape's jobs queue (untimed). */
+  fill(count: number): Promise<void>
+}
+
+/**
+ * The claim scenarios' one loop: WARMUP_CLAIMS untimed claims of `shape`, then `claims` timed
+ * ones (ms each, one store call each). Every claim must take `shape.limit` jobs, all from `queue`,
+ * or the run fails: a figure for claims that found nothing would be meaningless. Claimed jobs stay
+ * active; with `topUp` the backlog is kept near its size.
+ */
+export async function timeClaims(
+  store: Pick<Store, 'claim'>,
+  shape: ClaimShape,
+  claims: number,
+  queue: string,
+  topUp?: TopUp,
+): Promise<number[]> {
+  const latencies: number[] = []
+  const topUpAt = topUp === undefined ? Infinity : Math.max(shape.limit, topUp.every)
+  let claimed = 0
+  for (let i = 0; i < WARMUP_CLAIMS + claims; i++) {
+    const start = performance.now()
+    const jobs = await store.claim({
+      queues: shape.queues,
+      limit: shape.limit,
+      leaseMs: LEASE_MS,
+      workerId: 'bench',
+    })
+    const ms = performance.now() - start
+    if (jobs.length !== shape.limit || jobs.some((job) => job.queue !== queue)) {
+      throw new Error(`${shape.text}: expected ${shape.limit} job(s) from "${queue}", got ${jobs.length}`)
+    }
+    if (i >= WARMUP_CLAIMS) latencies.push(ms)
+    claimed += jobs.length
+    if (claimed >= topUpAt) {
+      await topUp!.fill(claimed)
+      claimed = 0
+    }
+  }
+  return latencies
+}
