@@ -1,8 +1,13 @@
 /**
  * Where a PostgreSQL wake-up's time goes, step by step, in one process with two stores (so the
- * worker's store is woken by the NOTIFY, not in-process): the enqueue's commit, the notification
- * reaching the waiting store, the worker's stop-request check (stopRequestedAt, which the worker
- * runs after every notified wake), and the claim with its commit. A profile, not a scenario:
+ * worker's store hears of the job through PostgreSQL, not in-process). Two paths, as a worker
+ * takes them:
+ * - delivery: the worker waits in waitForJobs, and the enqueue claims the job for it inside its
+ *   own transaction; steps: the enqueue's commit, and the job in the worker's hands.
+ * - notify: the worker waits in waitForWork and claims once woken, as it does for jobs that no
+ *   enqueue of the store delivers (an enqueue in the caller's transaction, a scheduled job coming
+ *   due, a retry); steps: the enqueue's commit, the NOTIFY heard, the claim with its commit.
+ * A profile, not a scenario:
  *
  *   npx tsx bench/lib/postgres-wake-steps.ts [samples] ['-c synchronous_commit=off']
  *
@@ -22,39 +27,54 @@ const ms = (): number => Number(process.hrtime.bigint()) / 1e6
 await withBenchSchema(async (bench) => {
   const producer = await bench.open()
   const worker = await bench.open(workerOptions === undefined ? {} : { options: workerOptions })
-  const claim = { queues: ['default'], limit: 10, leaseMs: 60_000, workerId: 'steps' }
-  const steps: Record<string, number[]> = { commit: [], notified: [], 'stop check': [], claim: [], total: [] }
-  await worker.claim(claim)
-  await worker.stopRequestedAt()
-  for (let i = 0; i < WARMUP + samples; i++) {
-    const woken = worker.waitForWork({ queues: ['default'] })
-    await sleep(5 + Math.random() * 15)
-    const job = normalizeJob('bench.steps', { i }, undefined, { maxPayloadBytes: 1 << 20 })
-    const t0 = ms()
-    const committed = producer.enqueue({ jobs: [job] }).then(() => ms())
-    await woken
-    const t1 = ms()
-    await worker.stopRequestedAt()
-    const t2 = ms()
-    const [claimed] = await worker.claim(claim)
-    const t3 = ms()
-    if (claimed === undefined) throw new Error('woken, but nothing to claim')
-    const tCommit = await committed
-    if (i >= WARMUP) {
-      steps.commit!.push(tCommit - t0)
-      steps.notified!.push(t1 - t0)
-      steps['stop check']!.push(t2 - t1)
-      steps.claim!.push(t3 - t2)
-      steps.total!.push(t3 - t0)
-    }
-    await worker.settle({
-      settlements: [{ id: claimed.id, leaseToken: claimed.leaseToken, kind: 'completed' }],
-    })
+  const queues = ['default']
+  const claim = { limit: 10, leaseMs: 60_000, workerId: 'steps' }
+  const steps: Record<string, number[]> = {
+    'delivery: commit': [],
+    'delivery: jobs in hand': [],
+    'notify: commit': [],
+    'notify: heard': [],
+    'notify: claimed': [],
   }
-  console.log(`${samples} wake-ups; waiting store's options: ${workerOptions ?? 'none'}`)
+  const record = (i: number, step: string, value: number): void => {
+    if (i >= WARMUP) steps[step]!.push(value)
+  }
+  // Prepares the claim, and opens the listening connection: a first wait that is still opening
+  // it when the job is enqueued finds the job already there, and is not handed it.
+  await worker.claim({ queues, ...claim })
+  await worker.waitForWork({ queues, timeoutMs: 10 })
+  for (let i = 0; i < WARMUP + samples; i++) {
+    // Alternating, so that both paths see the same moments of a shared machine.
+    for (const path of ['delivery', 'notify'] as const) {
+      const woken =
+        path === 'delivery'
+          ? worker.waitForJobs({ queues, claim }).then(({ jobs }) => jobs)
+          : worker.waitForWork({ queues }).then(() => [])
+      await sleep(5 + Math.random() * 15)
+      const job = normalizeJob('bench.steps', { i }, undefined, { maxPayloadBytes: 1 << 20 })
+      const t0 = ms()
+      const committed = producer.enqueue({ jobs: [job] }).then(() => ms())
+      let jobs = await woken
+      const t1 = ms()
+      if (path === 'notify') jobs = await worker.claim({ queues, ...claim })
+      const t2 = ms()
+      if (jobs.length !== 1) throw new Error(`${path}: ${jobs.length} jobs in hand, not 1`)
+      record(i, `${path}: commit`, (await committed) - t0)
+      if (path === 'delivery') record(i, 'delivery: jobs in hand', t1 - t0)
+      else {
+        record(i, 'notify: heard', t1 - t0)
+        record(i, 'notify: claimed', t2 - t0)
+      }
+      await worker.settle({
+        settlements: [{ id: jobs[0]!.id, leaseToken: jobs[0]!.leaseToken, kind: 'completed' }],
+      })
+    }
+  }
+  console.log(`${samples} wake-ups per path; waiting store's options: ${workerOptions ?? 'none'}`)
+  console.log('ms after the enqueue was called:')
   for (const [step, values] of Object.entries(steps)) {
     const p50 = percentile(values, 50).toFixed(2)
     const p90 = percentile(values, 90).toFixed(2)
-    console.log(`${step.padEnd(11)} p50 ${p50} ms  p90 ${p90} ms`)
+    console.log(`${step.padEnd(23)} p50 ${p50} ms  p90 ${p90} ms`)
   }
 })
