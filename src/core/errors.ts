@@ -6,12 +6,10 @@
 export type FerryErrorCode =
   | ValidationErrorCode
   | 'job_not_found'
-  | 'lease_lost'
   | 'store_closed'
   | 'store_unavailable'
   | 'migration_required'
   | 'schema_too_new'
-  | 'unknown_handler'
 
 export class FerryError extends Error {
   readonly code: FerryErrorCode
@@ -56,16 +54,6 @@ export class JobNotFoundError extends FerryError {
   }
 }
 
-/** Thrown only by single-job paths; batched store calls report a lost lease per item instead. */
-export class LeaseLostError extends FerryError {
-  readonly jobId: string
-
-  constructor(jobId: string, operation: string) {
-    super('lease_lost', `the lease on job ${jobId} is no longer held by this worker (${operation})`)
-    this.jobId = jobId
-  }
-}
-
 export class StoreUnavailableError extends FerryError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('store_unavailable', message, options)
@@ -89,14 +77,5 @@ export class MigrationRequiredError extends FerryError {
 export class SchemaTooNewError extends FerryError {
   constructor(message: string) {
     super('schema_too_new', message)
-  }
-}
-
-export class UnknownHandlerError extends FerryError {
-  readonly handlerName: string
-
-  constructor(handlerName: string) {
-    super('unknown_handler', `no handler is registered for job name "${handlerName}"`)
-    this.handlerName = handlerName
   }
 }

@@ -76,13 +76,6 @@ export async function dropNamespace(namespace: string, url = TEST_REDIS_URL): Pr
   }
 }
 
-/** The --store URL of a namespace on the test server. */
-export function namespaceUrl(namespace: string): string {
-  const url = new URL(TEST_REDIS_URL)
-  url.searchParams.set('namespace', namespace)
-  return url.toString()
-}
-
 export function openTestStore(namespace: string, options: RedisStoreOptions = {}): Promise<RedisStore> {
   return RedisStore.open({ url: TEST_REDIS_URL, namespace, onWarning: () => {}, ...options })
 }
