@@ -5,7 +5,8 @@ export const WARMUP_CLAIMS = 20
 /** Long enough that no claimed job's lease runs out during a scenario. */
 const LEASE_MS = 10 * 60_000
 
-/** What a claim scenario times: which queues, in order, and how many jobs per claim. */
+/** What a claim scenario times: which queues, in order (only the last has jobs), and how many
+ * jobs per claim. */
 export interface ClaimShape {
   /** The figure keys' part for this shape. */
   tag: string
@@ -35,17 +36,17 @@ export interface TopUp {
 
 /**
  * The claim scenarios' one loop: WARMUP_CLAIMS untimed claims of `shape`, then `claims` timed
- * ones (ms each, one store call each). Every claim must take `shape.limit` jobs, all from `queue`,
- * or the run fails: a figure for claims that found nothing would be meaningless. Claimed jobs stay
+ * ones (ms each, one store call each). Every claim must take `shape.limit` jobs, all from the
+ * shape's last queue, or the run fails: a figure for claims that found nothing would be meaningless. Claimed jobs stay
  * active; with `topUp` the backlog is kept near its size.
  */
 export async function timeClaims(
   store: Pick<Store, 'claim'>,
   shape: ClaimShape,
   claims: number,
-  queue: string,
   topUp?: TopUp,
 ): Promise<number[]> {
+  const queue = shape.queues[shape.queues.length - 1]
   const latencies: number[] = []
   const topUpAt = topUp === undefined ? Infinity : Math.max(shape.limit, topUp.every)
   let claimed = 0

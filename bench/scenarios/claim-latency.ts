@@ -1,6 +1,6 @@
 import type { SqliteDurability } from '../../src/sqlite.js'
 import type { JobSpec } from '../../src/client/client.js'
-import { timeClaims, type ClaimShape } from '../lib/claims.js'
+import { queuesShape, timeClaims, type ClaimShape } from '../lib/claims.js'
 import { payloadOfBytes } from '../lib/payload.js'
 import { percentile, secondsSince } from '../lib/stats.js'
 import { openBenchStore } from '../lib/store.js'
@@ -12,8 +12,6 @@ const SETUP_CHUNK = 10_000
 /** Scheduled jobs run this far in the future: never due during the benchmark. */
 const SCHEDULED_DELAY_MS = 30 * 24 * 3600_000
 const QUEUE = 'default'
-/** Only the last of these has jobs: a multi-queue claim must look past the first two. */
-const THREE_QUEUES = ['bench-empty-1', 'bench-empty-2', QUEUE]
 
 const fmt = (n: number): string => n.toLocaleString('en-US')
 
@@ -22,7 +20,7 @@ const TEN: ClaimShape = { tag: 'limit10', text: 'claim limit 10', queues: [QUEUE
 const MULTI: ClaimShape = {
   tag: '3queues',
   text: 'claim limit 1 over 3 queues (only the last has jobs)',
-  queues: THREE_QUEUES,
+  queues: queuesShape(3, QUEUE).queues,
   limit: 1,
 }
 
@@ -151,7 +149,7 @@ async function measure(
         )
       },
     }
-    for (const shape of shapes) results.set(shape, await timeClaims(bench.store, shape, claims, QUEUE, topUp))
+    for (const shape of shapes) results.set(shape, await timeClaims(bench.store, shape, claims, topUp))
   } finally {
     await bench.close()
   }

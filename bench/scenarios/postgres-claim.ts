@@ -41,13 +41,13 @@ export async function postgresClaim(size: number): Promise<Figure[]> {
     })
     const results = new Map<ClaimShape, number[]>()
     for (const shape of [ONE, TEN, ...QUEUE_COUNTS.slice(1).map((count) => queuesShape(count, QUEUE))]) {
-      results.set(shape, await timeClaims(store, shape, claims, QUEUE))
+      results.set(shape, await timeClaims(store, shape, claims))
     }
     // The same claims without waiting for the commit's flush: what is left is the query itself.
     const relaxedStore = await bench.open(RELAXED)
     const relaxed = new Map<ClaimShape, number[]>()
     for (const shape of [ONE, queuesShape(100, QUEUE)])
-      relaxed.set(shape, await timeClaims(relaxedStore, shape, claims, QUEUE))
+      relaxed.set(shape, await timeClaims(relaxedStore, shape, claims))
     process.stderr.write(await explainClaim(bench))
     return { results, relaxed }
   })
@@ -57,9 +57,9 @@ export async function postgresClaim(size: number): Promise<Figure[]> {
     // The small backlog stays between 90 and 100 % of its size, topped up as it is claimed.
     const topUp = { every: Math.floor(smallReady / 10), fill: (count: number) => fill(bench, count, 0) }
     const results = new Map<ClaimShape, number[]>()
-    for (const shape of [ONE, TEN]) results.set(shape, await timeClaims(store, shape, claims, QUEUE, topUp))
+    for (const shape of [ONE, TEN]) results.set(shape, await timeClaims(store, shape, claims, topUp))
     const relaxed = new Map<ClaimShape, number[]>()
-    relaxed.set(ONE, await timeClaims(await bench.open(RELAXED), ONE, claims, QUEUE, topUp))
+    relaxed.set(ONE, await timeClaims(await bench.open(RELAXED), ONE, claims, topUp))
     return { results, relaxed }
   })
   const small = `${fmt(smallReady)} ready`

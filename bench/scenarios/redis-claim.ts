@@ -47,7 +47,7 @@ export async function redisClaim(size: number): Promise<Figure[]> {
             )
           }
           const before = (await commandStats(admin, 'evalsha')).calls
-          const latencies = await timeClaims(bench.store, shape, claims, QUEUE)
+          const latencies = await timeClaims(bench.store, shape, claims)
           // Warm-up claims included: every claim of the run counts, one EVALSHA each or not.
           const roundTrips =
             ((await commandStats(admin, 'evalsha')).calls - before) / (WARMUP_CLAIMS + claims)
