@@ -55,9 +55,22 @@ export class JobNotFoundError extends FerryError {
 }
 
 export class StoreUnavailableError extends FerryError {
-  constructor(message: string, options?: { cause?: unknown }) {
+  /**
+   * False when trying again cannot help because the store's data is gone from under this process
+   * (its SQLite file was deleted or replaced, its Redis namespace was emptied): a worker stops on
+   * such an error instead of retrying it.
+   */
+  readonly retryable: boolean
+
+  constructor(message: string, options?: { cause?: unknown; retryable?: boolean }) {
     super('store_unavailable', message, options)
+    this.retryable = options?.retryable ?? true
   }
+}
+
+/** Whether an error says the store is gone for good (StoreUnavailableError with retryable false). */
+export function isStoreLost(error: unknown): error is StoreUnavailableError {
+  return error instanceof StoreUnavailableError && !error.retryable
 }
 
 export class StoreClosedError extends FerryError {

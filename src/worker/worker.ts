@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events'
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import { backoffMs, type BackoffOptions } from '../core/backoff.js'
-import { ValidationError } from '../core/errors.js'
+import { isStoreLost, ValidationError } from '../core/errors.js'
 import type { ClaimedJob, JobError } from '../core/job.js'
 import { giveBack, type Settlement } from '../core/outcome.js'
 import { TickBatcher } from '../core/tick-batcher.js'
@@ -62,12 +62,13 @@ export type StopReason =
   | 'job-limit'
   | 'time-limit'
   | 'memory-limit'
+  | 'store-lost' // the store's data is gone from under the worker (see Worker.stopError)
 
 export interface WorkerEvents {
   'worker:started': []
   'worker:stopping': [reason: StopReason]
   'worker:stopped': [reason: StopReason]
-  /** A store call failed; the worker retries it. */
+  /** A store call failed; the worker retries it, or stops if the store is gone ('store-lost'). */
   'worker:error': [error: unknown]
   'job:claimed': [job: ClaimedJob]
   'job:completed': [job: ClaimedJob, result: unknown]
@@ -152,6 +153,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private timeLimitTimer: NodeJS.Timeout | null = null
   private stoppedPromise: Promise<StopReason>
   private resolveStopped!: (reason: StopReason) => void
+  private lostStoreError: unknown = null
 
   constructor(options: WorkerOptions) {
     super()
@@ -191,13 +193,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
       leaseMs,
       leases: () => this.leasedJobs().map((job) => ({ id: job.id, leaseToken: job.leaseToken })),
       onLost: (id) => this.leaseLost(id),
-      onError: (error) => this.emit('worker:error', error),
+      onError: (error) => this.storeError(error),
     })
     this.recoverer = new Recoverer({
       store,
       intervalMs: options.recoverIntervalMs ?? Math.min(leaseMs, 10_000),
       onDone: (result) => this.emit('recover:done', result),
-      onError: (error) => this.emit('worker:error', error),
+      onError: (error) => this.storeError(error),
     })
     this.stoppedPromise = new Promise((resolve) => (this.resolveStopped = resolve))
   }
@@ -215,6 +217,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** Resolves with the reason once the worker has stopped and settled everything. */
   get stopped(): Promise<StopReason> {
     return this.stoppedPromise
+  }
+
+  /** Why the store is gone, when the worker stopped for 'store-lost'; else null. */
+  get stopError(): unknown {
+    return this.lostStoreError
   }
 
   /**
@@ -269,7 +276,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       try {
         await this.checkStopRequest(false)
       } catch (error) {
-        this.emit('worker:error', error)
+        this.storeError(error)
       }
       if (this.stopReason !== null) break
       if (this.jobLimitReached()) {
@@ -295,7 +302,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
           })
           storeFailures = 0
         } catch (error) {
-          this.emit('worker:error', error)
+          this.storeError(error)
           await this.pause(backoffMs(++storeFailures, STORE_ERROR_BACKOFF_MS))
           continue
         } finally {
@@ -313,11 +320,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
         // claim rather than before it: awaiting it put a round trip (0.4–0.6 ms p50 on
         // PostgreSQL) on every wake-up. Jobs claimed meanwhile still run: the stop is graceful.
         if (wake.reason === 'notified') {
-          this.checkStopRequest(true).catch((error: unknown) => this.emit('worker:error', error))
+          this.checkStopRequest(true).catch((error: unknown) => this.storeError(error))
         }
       } catch (error) {
         drained = false
-        this.emit('worker:error', error)
+        this.storeError(error)
         await this.pause(backoffMs(++storeFailures, STORE_ERROR_BACKOFF_MS))
       }
     }
@@ -494,7 +501,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       },
       (error: unknown) => {
         // The store stayed unreachable: the lease runs out and the job runs again.
-        this.emit('worker:error', error)
+        this.storeError(error)
         this.settled(job)
       },
     )
@@ -619,7 +626,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       await this.store.settle({ settlements: held.map(giveBack) })
     } catch (error) {
       // Their leases run out and they are recovered, with the attempt counted.
-      this.emit('worker:error', error)
+      this.storeError(error)
     }
   }
 
@@ -629,16 +636,29 @@ export class Worker extends EventEmitter<WorkerEvents> {
       try {
         return await this.completer.submit(settlement)
       } catch (error) {
-        this.emit('worker:error', error)
+        this.storeError(error)
         const delayMs = backoffMs(attempt, STORE_ERROR_BACKOFF_MS)
-        // Past the lease the job is recovered and runs again: give up and let that happen.
-        if (attempt >= SETTLE_ATTEMPTS) throw error
+        // Past the lease the job is recovered and runs again: give up and let that happen. A store
+        // that is gone will not take it either.
+        if (attempt >= SETTLE_ATTEMPTS || isStoreLost(error)) throw error
         await new Promise((resolve) => setTimeout(resolve, delayMs))
       }
     }
   }
 
   // ── stopping ───────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * A store call failed: reported, and retried by its caller. When the store is gone for good, the
+   * worker stops at once, aborting running jobs (their outcomes could not be written anyway).
+   */
+  private storeError(error: unknown): void {
+    this.emit('worker:error', error)
+    if (!isStoreLost(error) || this.lostStoreError !== null) return
+    this.lostStoreError = error
+    this.abortRunning()
+    this.beginStop('store-lost')
+  }
 
   private beginStop(reason: StopReason): void {
     if (this.stopReason !== null) return

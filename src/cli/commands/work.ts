@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { parseByteSize, parseDuration } from '../../core/duration.js'
-import { ValidationError } from '../../core/errors.js'
+import { isStoreLost, ValidationError } from '../../core/errors.js'
 import { openStore } from '../../store/open-store.js'
 import type { PoolExecutorOptions } from '../../worker/executors/child-pool.js'
 import {
@@ -117,6 +117,7 @@ export function registerWork(program: Command): void {
           `ferry: stopped (${reason}): ${completed} completed, ${failed} failed and retried, ${dead} dead, ` +
             `${snoozed} snoozed, ${leaseLost} lease lost\n`,
         )
+        if (reason === 'store-lost') process.exitCode = 1
       } finally {
         await store.close()
       }
@@ -136,9 +137,14 @@ function report(worker: Worker, verbose: boolean): void {
   worker.on('job:lease-lost', (job) =>
     out(`job ${job.id} ${job.name}: lease lost (cancelled, or recovered by another worker)`),
   )
-  worker.on('worker:error', (error) =>
-    out(`ferry: store error, retrying: ${(error as Error).message ?? String(error)}`),
-  )
+  worker.on('worker:error', (error) => {
+    const message = (error as Error).message ?? String(error)
+    out(
+      isStoreLost(error)
+        ? `ferry: the store is gone, stopping: ${message}`
+        : `ferry: store error, retrying: ${message}`,
+    )
+  })
   worker.on('worker:stopping', (reason) => out(`ferry: stopping (${reason})`))
   if (verbose) {
     worker.on('job:completed', (job) => out(`job ${job.id} ${job.name} completed`))
