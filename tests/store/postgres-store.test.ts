@@ -127,6 +127,36 @@ await whenAvailable(postgresUnreachableReason(), () => {
     assert.deepEqual(await claimWithin(worker, 1000), [first!.id, second!.id])
   })
 
+  for (const outcome of ['COMMIT', 'ROLLBACK'] as const) {
+    test(`an enqueue of a unique key held by an open transaction waits for it (${outcome}), then resolves each job`, async (t) => {
+      const { open } = tempSchema(t)
+      const store = await open()
+      const client = createClient({ store })
+      const app = await appClient(t)
+      await app.query('BEGIN')
+      const held = await client.enqueue('ship', { by: 'tx' }, { uniqueKey: 'order-7', tx: app })
+      // Group commit puts both in one store call: the keyless job must not fail with the keyed one.
+      const keyed = client.enqueue('ship', { by: 'pool' }, { uniqueKey: 'order-7' })
+      const keyless = client.enqueue('ship', { by: 'pool, no key' })
+      const early = await Promise.race([keyed, new Promise((resolve) => setTimeout(resolve, 300, 'waiting'))])
+      assert.equal(early, 'waiting', 'the enqueue waits for the transaction holding the key')
+      await app.query(outcome)
+      const [keyedResult, keylessResult] = await within(
+        5000,
+        'the waiting enqueue',
+        Promise.all([keyed, keyless]),
+      )
+      if (outcome === 'COMMIT') {
+        assert.deepEqual(keyedResult, { id: held.id, created: false })
+      } else {
+        assert.equal(keyedResult.created, true)
+        assert.deepEqual((await store.getJob(keyedResult.id))?.payload, { by: 'pool' })
+      }
+      assert.equal(keylessResult.created, true)
+      assert.equal((await allJobs(store)).length, 2, 'one job per key, and the keyless one')
+    })
+  }
+
   test('a store without transactions refuses { tx } with a ValidationError, writing nothing', async (t) => {
     const store = await tempDatabase(t).open()
     await assert.rejects(

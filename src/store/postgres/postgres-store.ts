@@ -389,7 +389,7 @@ export class PostgresStore implements Store {
       timeoutMs[i] = job.timeoutMs
       uniqueKey[i] = job.uniqueKey
     }
-    const rows = (await run(this.texts.enqueue, [
+    return (await run(this.texts.enqueue, [
       textArray(queue),
       textArray(name),
       textArray(payload),
@@ -401,18 +401,7 @@ export class PostgresStore implements Store {
       textArray(uniqueKey),
       now ?? null,
       deliver,
-    ])) as { id: string | null; created: boolean }[]
-    const missing = rows.flatMap((row, i) => (row.id === null ? [uniqueKey[i]!] : []))
-    if (missing.length > 0) {
-      // A holder of one of these keys committed while the insert ran: its id is readable now.
-      const holders = (await run(this.texts['enqueue-find-unique'], [missing])) as {
-        unique_key: string
-        id: string
-      }[]
-      const byKey = new Map(holders.map((h) => [h.unique_key, h.id]))
-      return rows.map((row, i) => ({ id: row.id ?? byKey.get(uniqueKey[i]!)!, created: row.created }))
-    }
-    return rows as EnqueueResult[]
+    ])) as unknown as EnqueueResult[]
   }
 
   // ── worker hot path ────────────────────────────────────────────────────────────────────────
