@@ -1,15 +1,19 @@
 /**
- * What only the SQLite store promises, beyond the shared conformance suite: how it sets SQLite up.
+ * What only the SQLite store promises, beyond the shared conformance suite: how it sets SQLite up,
+ * the permissions of the files it creates, and what it does when its file is deleted or replaced.
  */
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, renameSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { test } from 'node:test'
 import type Database from 'better-sqlite3'
 
+import { createClient } from '../../src/index.js'
 import { SqliteStore, type SqliteDurability } from '../../src/sqlite.js'
+import { tempDatabase } from '../helpers/sqlite-harness.js'
 import { newJob } from '../helpers/store-harness.js'
+import { fixtureHandlers, spawnFerry, waitFor, WORKER_STARTED } from '../helpers/worker-helpers.js'
 
 async function withStore(
   durability: SqliteDurability,
@@ -54,3 +58,65 @@ test('a new database gets 8 KiB pages', async () => {
     assert.equal(pragma(store, 'page_size'), 8192)
   })
 })
+
+test('creates its database, -wal and -shm files readable by their owner only, or with the fileMode given', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'ferry-sqlite-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  for (const [name, fileMode, expected] of [
+    ['private.db', undefined, 0o600],
+    ['shared.db', 0o640, 0o640],
+  ] as const) {
+    const path = join(dir, name)
+    const store = await SqliteStore.open({ path, ...(fileMode === undefined ? {} : { fileMode }) })
+    try {
+      await store.enqueue({ jobs: [newJob()] })
+      for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+        assert.equal((statSync(file).mode & 0o777).toString(8), expected.toString(8), file)
+      }
+    } finally {
+      await store.close()
+    }
+  }
+  await assert.rejects(SqliteStore.open({ path: join(dir, 'x.db'), fileMode: 0o1777 }), {
+    code: 'invalid_option',
+    field: 'fileMode',
+  })
+})
+
+for (const how of ['deleted', 'replaced'] as const) {
+  test(`a store whose database file is ${how} under it rejects enqueues for good, and a waiting worker stops`, async (t) => {
+    const database = tempDatabase(t)
+    const worker = spawnFerry(t, [
+      '--store',
+      database.url,
+      'work',
+      '--handlers',
+      fixtureHandlers('plain.mjs'),
+    ])
+    await worker.waitForOutput(WORKER_STARTED)
+    const store = await database.open()
+    const client = createClient({ store })
+    const { id } = await client.enqueue('plain-mjs', { n: 1 })
+    await waitFor(async () => (await store.getJob(id))?.state === 'completed', 10_000, 'the first job')
+
+    if (how === 'deleted') {
+      rmSync(database.path)
+    } else {
+      const other = join(dirname(database.path), 'restored.db')
+      const restored = await SqliteStore.open({ path: other })
+      await restored.close()
+      renameSync(other, database.path)
+    }
+    const rejected = {
+      code: 'store_unavailable',
+      retryable: false,
+      message: new RegExp(`was ${how === 'deleted' ? 'deleted' : 'replaced'}`),
+    }
+    await assert.rejects(client.enqueue('plain-mjs', { n: 2 }), rejected)
+    await assert.rejects(store.stats(), rejected, 'every later call says so too')
+    const exit = await worker.waitForExit(20_000)
+    assert.equal(exit.code, 1, exit.stderr)
+    assert.match(exit.stderr, new RegExp(`the store is gone, stopping: .*was ${how}`))
+    assert.match(exit.stderr, /stopped \(store-lost\)/)
+  })
+}

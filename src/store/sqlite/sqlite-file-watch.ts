@@ -26,9 +26,20 @@ const SAFETY_NET_MAX_MS = 8000
  * few follow-up checks, so a commit landing just after it is seen within milliseconds, not at the
  * next safety-net tick.
  */
+export interface SqliteFileWatchEvents {
+  /** Another connection committed. */
+  onChange: () => void
+  /**
+   * The database file itself was touched, moved or deleted (or the safety net ticked): the store
+   * checks that the path still names the file it opened.
+   */
+  onDatabaseFileEvent: () => void
+}
+
 export class SqliteFileWatch {
   private readonly dataVersion: Database.Statement<unknown[], unknown>
   private readonly files: Set<string>
+  private readonly databaseFile: string
   private readonly dir: string
   private readonly path: string
   private watcher: FSWatcher | null = null
@@ -44,12 +55,13 @@ export class SqliteFileWatch {
   constructor(
     db: Database.Database,
     path: string,
-    private readonly onChange: () => void,
+    private readonly events: SqliteFileWatchEvents,
   ) {
     this.dataVersion = db.prepare('PRAGMA data_version').pluck()
     this.path = path
     this.dir = dirname(path)
-    this.files = new Set([basename(path), `${basename(path)}-wal`])
+    this.databaseFile = basename(path)
+    this.files = new Set([this.databaseFile, `${this.databaseFile}-wal`])
     this.lastVersion = this.readVersion()
   }
 
@@ -58,6 +70,7 @@ export class SqliteFileWatch {
     if (active && this.watcher === null && this.safetyNet === null) {
       try {
         this.watcher = watch(this.dir, { persistent: true }, (_event, file) => {
+          if (file === null || file === this.databaseFile) this.events.onDatabaseFileEvent()
           if (file === null || this.files.has(file)) this.onFileEvent()
         })
         this.watcher.on('error', () => {
@@ -85,7 +98,7 @@ export class SqliteFileWatch {
     if (version === this.lastVersion) return false
     this.lastVersion = version
     this.clearFollowUps()
-    this.onChange()
+    this.events.onChange()
     return true
   }
 
@@ -105,6 +118,7 @@ export class SqliteFileWatch {
 
   private armSafetyNet(): void {
     this.safetyNet = setTimeout(() => {
+      this.events.onDatabaseFileEvent()
       if (this.check()) this.eventsUnreliable = true
       if (this.safetyNet === null) return // the check woke the waiters, who stopped the watch
       this.safetyNetMs = this.eventsUnreliable
