@@ -22,6 +22,7 @@ import { fileURLToPath } from 'node:url'
 import type { ClaimedJob, JobError } from '../../src/core/job.js'
 import type { PoolExecutorOptions } from '../../src/worker/executors/child-pool.js'
 import { AttemptAbort, type ExecutionOutcome, type Executor } from '../../src/worker/executors/executor.js'
+import { isRunning } from '../helpers/process-tree.js'
 import { defer, isAlive, readPid, REPO_ROOT, waitFor, withTimeout } from '../helpers/worker-helpers.js'
 
 export interface SkipEntry {
@@ -300,6 +301,22 @@ export function runExecutorConformance({
           await assertStillWorks(x)
         },
       )
+
+      test(
+        'kills the processes a handler started when its attempt is aborted, and runs the next job',
+        'spawns-sleep.mjs',
+        async (x, t) => {
+          const pidFile = tempFile(t, 'pid')
+          const abort = new AttemptAbort()
+          const outcome = run(x, claimedJob('spawns-sleep', { pidFile }), abort)
+          const sleepPid = await waitFor(() => readPid(pidFile), RUN_TIMEOUT_MS, 'the handler starting sleep')
+          defer(t, () => killIfRunning(sleepPid))
+          abort.abort(new Error('timed out after 200 ms'))
+          assertAborted(await outcome)
+          await waitFor(() => !isRunning(sleepPid), KILL_WITHIN_MS, `the sleep (${sleepPid}) being killed`)
+          await assertStillWorks(x)
+        },
+      )
     })
 
     describe('crashes', () => {
@@ -468,6 +485,16 @@ async function assertKilled(pidFile: string): Promise<void> {
   const pid = await waitFor(() => readPid(pidFile), KILL_WITHIN_MS, 'the handler writing its pid')
   if (pid === process.pid) return
   await waitFor(() => !isAlive(pid), KILL_WITHIN_MS, `process ${pid} (the aborted attempt's) being killed`)
+}
+
+/** A safety net after a test: what it started and failed to see killed goes. */
+function killIfRunning(pid: number): void {
+  if (!isRunning(pid)) return
+  try {
+    process.kill(pid, 'SIGKILL')
+  } catch {
+    // Ended meanwhile.
+  }
 }
 
 function tempFile(t: TestContext, name: string): string {

@@ -25,6 +25,10 @@ const INLINE_CANNOT = [
     reason: "the handler's heap is the worker's: running out of memory aborts the worker",
   },
   {
+    tests: ['kills the processes a handler started when its attempt is aborted, and runs the next job'],
+    reason: "a handler's processes are children of the worker, in its process group: nothing can kill them",
+  },
+  {
     tests: ['keeps the last lines the handler wrote to stderr with its failure'],
     reason: "the handler writes to the worker's own stderr, which inline does not capture",
   },

@@ -22,7 +22,7 @@ test('a worker records a timed-out job whose process had to be killed as a timeo
   assert.equal(lastError?.timeoutMs, 200)
   assert.equal(
     lastError?.message,
-    'timed out after 200 ms; the process running the job was killed by SIGTERM',
+    'timed out after 200 ms; the process running the job was killed by SIGKILL',
   )
-  assert.equal(lastError?.signal, 'SIGTERM')
+  assert.equal(lastError?.signal, 'SIGKILL')
 })

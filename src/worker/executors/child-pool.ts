@@ -17,7 +17,7 @@ export interface PoolExecutorOptions {
   size?: number
   /**
    * Recycle a child after it ran this many jobs (php-fpm's pm.max_requests): bounds what a slow
-   * leak can accumulate. Default 1000; null for never. A pool that recycles keeps one spare
+   * leak can accumulate. Default 10,000; null for never. A pool that recycles keeps one spare
    * child loaded beyond `size`, so a leaving child's successor is ready at once.
    */
   maxJobsPerChild?: number | null
@@ -33,8 +33,8 @@ export interface PoolExecutorOptions {
    */
   maxHeapMb?: number | null
   /**
-   * After an abort, how long a child has to answer before it is killed; for processes also the
-   * wait between SIGTERM and SIGKILL, and how long a child asked to exit may take. Default 2000.
+   * After an abort, how long a child has to answer before it is killed, and how long a child asked
+   * to exit may take. Default 2000.
    */
   killGraceMs?: number
   /** How long a child may take to load the handler module. Default 30 s. */
@@ -68,7 +68,10 @@ export interface ChildHandle {
   /** Names the child in output lines when no job runs in it: a pid or a thread id. */
   readonly label: string
   send(message: ParentMessage): void
-  /** Ends the child now: a process gets SIGTERM, then SIGKILL after the grace period; a thread is terminated. */
+  /**
+   * Ends the child now: a process's whole process group (the child and what its handlers started)
+   * gets SIGKILL, since the child ignores SIGTERM (processes.ts says why); a thread is terminated.
+   */
   kill(): void
 }
 

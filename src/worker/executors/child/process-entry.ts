@@ -6,6 +6,31 @@ if (process.send === undefined) {
   process.exit(1)
 }
 
+// Only the worker decides when its child dies (processes.ts starts it in a process group of its
+// own, so a terminal's Ctrl-C does not reach it). systemd's default stop signals every process of
+// the service with SIGTERM, and a signal that killed the child would end its running job, using up
+// the attempt, while the worker lets running jobs finish. So both are ignored (an empty listener:
+// it keeps nothing alive); the worker's own kill is SIGKILL, after the abort message and its grace
+// period.
+const ignoreSignal = (): void => {}
+process.on('SIGINT', ignoreSignal)
+process.on('SIGTERM', ignoreSignal)
+
+// The worker closes the channel only by exiting (or dying): the child asks to disconnect itself when
+// told to exit. A channel that closes otherwise means nobody is left to send outcomes to or to kill
+// this child: it ends itself and everything its handlers started, its whole process group (a child
+// whose loop a handler blocks cannot get here; the parent-death signal covers it, processes.ts).
+let leaving = false
+process.on('disconnect', () => {
+  if (leaving) return
+  try {
+    process.kill(-process.pid, 'SIGKILL')
+  } catch {
+    // Not the leader of a group of its own (started some other way): itself alone.
+    process.kill(process.pid, 'SIGKILL')
+  }
+})
+
 // Disconnecting while a message is still being written crashes the child ("Cannot set
 // properties of null (setting 'Symbol(kPendingMessages)')", Node 20): close() waits for the
 // last send to leave.
@@ -15,6 +40,7 @@ let closeWhenSent = false
 // Deferred a turn: disconnecting inside the 'message' listener that asked for it crashes the
 // child the same way.
 const disconnect = (): void => {
+  leaving = true
   setImmediate(() => {
     if (process.connected) process.disconnect()
   })
