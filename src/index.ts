@@ -9,7 +9,13 @@ export { backoffMs, DEFAULT_BACKOFF, type BackoffOptions } from './core/backoff.
 export { ManualClock, systemClock, type Clock } from './core/clock.js'
 export { parseDuration, parseByteSize } from './core/duration.js'
 export { newLeaseToken, type LeaseToken } from './core/lease.js'
-export { normalizeJob, serializePayload, NAME_PATTERN, type EnqueueOptions } from './core/validate.js'
+export {
+  normalizeJob,
+  serializePayload,
+  NAME_PATTERN,
+  MAX_PAYLOAD_DEPTH,
+  type EnqueueOptions,
+} from './core/validate.js'
 export type * from './store/store.js'
 export { openStore, DEFAULT_STORE_URL } from './store/open-store.js'
 export { Client, createClient, type ClientOptions, type JobSpec } from './client/client.js'

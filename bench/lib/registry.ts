@@ -1,6 +1,7 @@
 import { claimLatencyScenario } from '../scenarios/claim-latency.js'
 import { enqueue1kScenario } from '../scenarios/enqueue-1k.js'
 import { enqueueBulkScenario } from '../scenarios/enqueue-bulk.js'
+import { enqueueLongLineScenario } from '../scenarios/enqueue-long-line.js'
 import { enqueueConcurrentScenario } from '../scenarios/enqueue-concurrent.js'
 import { enqueueSerialScenario } from '../scenarios/enqueue-serial.js'
 import { fsyncRateScenario } from '../scenarios/fsync-rate.js'
@@ -29,6 +30,7 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   enqueueConcurrentScenario,
   enqueue1kScenario,
   enqueueBulkScenario,
+  enqueueLongLineScenario,
   claimLatencyScenario,
   workerThroughputScenario,
   idleCpuScenario,

@@ -7,7 +7,7 @@ export interface Figure {
   unit: Unit
 }
 
-export type Unit = 's' | 'ms' | '/s' | 'B/job' | '×' | '%'
+export type Unit = 's' | 'ms' | '/s' | 'B/job' | 'MiB' | '×' | '%'
 
 /** A design target for a figure at the scenario's full size (quick sizes are not judged). */
 export interface Target {

@@ -13,6 +13,7 @@ import { registerRetry } from './commands/retry.js'
 import { registerStats } from './commands/stats.js'
 import { registerStopWorkers } from './commands/stop-workers.js'
 import { registerWork } from './commands/work.js'
+import { exitWhenStdoutReaderLeaves, ferryStderr } from './fd-writer.js'
 
 const program = new Command('ferry')
   .description('Ferry: a durable background-job queue')
@@ -35,18 +36,15 @@ registerCancel(program)
 registerPurge(program)
 registerStopWorkers(program)
 
-// `ferry jobs --json | head -1`: the reader is gone, which is no error of ours.
-process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-  if (error.code === 'EPIPE') process.exit(0)
-  throw error
-})
+// `ferry jobs --json | head -1`: the reader is gone, which is no error of ours (`ferry work` opts out).
+exitWhenStdoutReaderLeaves()
 
 try {
   await program.parseAsync(process.argv)
 } catch (error) {
   if (error instanceof CommanderError) process.exit(error.exitCode)
   if (error instanceof FerryError) {
-    process.stderr.write(`ferry: ${error.message} [${error.code}]\n`)
+    ferryStderr.line(`ferry: ${error.message} [${error.code}]`)
     process.exit(2)
   }
   throw error

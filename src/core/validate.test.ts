@@ -8,6 +8,7 @@ import {
   assertQueueList,
   MAX_ATTEMPTS_LIMIT,
   MAX_DELAY_MS,
+  MAX_PAYLOAD_DEPTH,
   MAX_TIMEOUT_MS,
   normalizeJob,
   PRIORITY_MAX,
@@ -331,6 +332,88 @@ describe('serializePayload', () => {
       'payload_too_large',
       'payload',
     )
+  })
+})
+
+/** `levels` arrays one within another around `inner`: nestedArrays(2, 1) is [[1]]. */
+function nestedArrays(levels: number, inner: unknown = null): unknown {
+  let value = inner
+  for (let i = 0; i < levels; i++) value = [value]
+  return value
+}
+
+describe('serializePayload: deep and hostile values', () => {
+  test('accepts arrays and objects nested MAX_PAYLOAD_DEPTH levels deep and refuses one level more', () => {
+    assert.equal(MAX_PAYLOAD_DEPTH, 1000)
+    const deepest = nestedArrays(MAX_PAYLOAD_DEPTH, 7)
+    assert.equal(serializePayload(deepest), `${'['.repeat(1000)}7${']'.repeat(1000)}`)
+    const error = throwsValidation(
+      () => serializePayload(nestedArrays(MAX_PAYLOAD_DEPTH + 1, 7)),
+      'invalid_payload',
+      'payload',
+    )
+    assert.match(error.message, /^payload: is nested more than 1000 levels deep/)
+    let objects: unknown = 'leaf'
+    for (let i = 0; i < MAX_PAYLOAD_DEPTH + 1; i++) objects = { child: objects }
+    throwsValidation(() => serializePayload(objects), 'invalid_payload', 'payload')
+  })
+
+  test('refuses a payload nested 100,000 deep with a ValidationError, not a stack overflow', () => {
+    // JSON.parse builds such a value without recursion; the check must not recurse either.
+    const parsed: unknown = JSON.parse(`${'{"a":['.repeat(50_000)}1${']}'.repeat(50_000)}`)
+    throwsValidation(() => serializePayload(parsed), 'invalid_payload', 'payload')
+    throwsValidation(() => serializePayload(nestedArrays(100_000), 'result'), 'invalid_payload', 'result')
+    throwsValidation(
+      () => normalizeJob('n', nestedArrays(100_000), {}, { field: 'jobs[4]' }),
+      'invalid_payload',
+      'jobs[4].payload',
+    )
+  })
+
+  test('refuses a toJSON that returns a new object with a toJSON of its own, endlessly', () => {
+    const endless = (): object => ({ toJSON: endless })
+    throwsValidation(() => serializePayload({ value: endless() }), 'invalid_payload', 'payload')
+  })
+
+  test('finds a cycle that closes 900 levels down, naming where it closes', () => {
+    const root: Record<string, unknown> = {}
+    let node = root
+    for (let i = 0; i < 899; i++) {
+      const child: Record<string, unknown> = {}
+      node.n = child
+      node = child
+    }
+    node.back = [root]
+    throwsValidation(() => serializePayload(root), 'invalid_payload', `payload${'.n'.repeat(899)}.back[0]`)
+  })
+
+  test('refuses a payload whose toJSON or getter throws with a ValidationError whose cause is what was thrown', () => {
+    const boom = new TypeError('boom')
+    const error = throwsValidation(
+      () =>
+        serializePayload({
+          date: {
+            toJSON() {
+              throw boom
+            },
+          },
+        }),
+      'invalid_payload',
+      'payload',
+    )
+    assert.match(error.message, /^payload: could not be read as JSON \(TypeError: boom\)$/)
+    assert.equal(error.cause, boom)
+    const getter = {
+      get value(): never {
+        throw 'not an Error' // what a careless getter may do
+      },
+    }
+    throwsValidation(() => serializePayload(getter, 'result'), 'invalid_payload', 'result')
+  })
+
+  test('still finds a bad value after a deep branch that was fine', () => {
+    const payload = { deep: nestedArrays(MAX_PAYLOAD_DEPTH - 1), list: [1, { x: undefined }, NaN] }
+    throwsValidation(() => serializePayload(payload), 'invalid_payload', 'payload.list[2]')
   })
 })
 

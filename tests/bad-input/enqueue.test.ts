@@ -35,6 +35,9 @@ for (const storeUnderTest of STORES) {
         /* 15 */ JSON.stringify({ name: 'job', queue: "default'; DELETE FROM jobs; --" }),
         /* 16 */ JSON.stringify({ name: 'job', maxAttempts: 0 }),
         /* 17 */ '{"name": "good-4"}',
+        // Nested past MAX_PAYLOAD_DEPTH: it overflowed the validator's stack and took every line down.
+        /* 18 */ `{"name": "deep", "payload": ${'['.repeat(5000)}${']'.repeat(5000)}}`,
+        /* 19 */ '{"name": "good-5"}',
       ]
       const { code, stdout, stderr } = await runFerry(
         urlOf(harness),
@@ -43,10 +46,11 @@ for (const storeUnderTest of STORES) {
       )
       assert.equal(code, 1, stderr)
       const ids = stdout.trim().split('\n')
-      assert.equal(ids.length, 4, stdout)
+      assert.equal(ids.length, 5, stdout)
       const reported = [...stderr.matchAll(/^line (\d+): /gm)].map((match) => Number(match[1]))
-      assert.deepEqual(reported, [2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 15, 16], stderr)
+      assert.deepEqual(reported, [2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 15, 16, 18], stderr)
       assert.match(stderr, /^line 10: .*(large|bytes)/im, 'the oversized payload says why')
+      assert.match(stderr, /^line 18: payload: is nested more than 1000 levels deep/m)
       const jobs = await allJobs(harness.store)
       assert.deepEqual(
         jobs.map((job) => [job.id, job.name, job.queue, job.priority, job.payload]),
@@ -55,6 +59,7 @@ for (const storeUnderTest of STORES) {
           [ids[1], 'good-2', 'critical', 5, null],
           [ids[2], 'good-3', 'default', 0, "'); DROP TABLE jobs; --"],
           [ids[3], 'good-4', 'default', 0, null],
+          [ids[4], 'good-5', 'default', 0, null],
         ],
       )
     })
@@ -64,6 +69,8 @@ for (const storeUnderTest of STORES) {
       const client = createClient({ store })
       const cycle: Record<string, unknown> = {}
       cycle.self = cycle
+      let deep: unknown = null
+      for (let i = 0; i < 5000; i++) deep = { deeper: deep }
       const cases: [label: string, name: unknown, payload: unknown, options: EnqueueOptions, code: string][] =
         [
           ['a queue name with a space', 'job', null, { queue: 'bad queue' }, 'invalid_queue'],
@@ -87,6 +94,7 @@ for (const storeUnderTest of STORES) {
           ['a BigInt payload', 'job', { n: 1n }, {}, 'invalid_payload'],
           ['a function payload', 'job', { f: () => 1 }, {}, 'invalid_payload'],
           ['a payload with a cycle', 'job', cycle, {}, 'invalid_payload'],
+          ['a payload nested 5,000 deep', 'job', deep, {}, 'invalid_payload'],
           [
             'a unique key of 256 characters',
             'job',

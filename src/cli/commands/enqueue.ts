@@ -1,11 +1,13 @@
 import type { Command } from 'commander'
 import { createClient, type Client, type JobSpec } from '../../client/client.js'
 import { parseDuration } from '../../core/duration.js'
-import { ValidationError } from '../../core/errors.js'
+import { FerryError, ValidationError } from '../../core/errors.js'
+import { DEFAULT_MAX_PAYLOAD_BYTES } from '../../core/job.js'
 import { normalizeJob, type EnqueueOptions } from '../../core/validate.js'
 import type { EnqueueResult } from '../../store/store.js'
 import { openStore } from '../../store/open-store.js'
 import { countOf, truncate } from '../format.js'
+import { LineSplitter } from '../line-splitter.js'
 
 interface EnqueueFlags {
   queue?: string
@@ -102,8 +104,21 @@ function parsePayload(json: string, field: string): unknown {
 
 // ── --stdin ──────────────────────────────────────────────────────────────────────────────────
 
+/**
+ * The longest line read: a payload at the client's limit (1 MiB of JSON) plus room for the name,
+ * the options and their keys (a uniqueKey of 255 characters written as \u escapes is 1,530
+ * bytes). A longer line cannot hold a valid job (unless its payload is spelled with much more
+ * space than Ferry stores it in), so it is reported as soon as it passes this and the rest of it
+ * is read past without being kept: memory stays bounded whatever one line holds.
+ */
+export const MAX_LINE_BYTES = DEFAULT_MAX_PAYLOAD_BYTES + 64 * 1024
 /** Most lines in one enqueueMany call, which is one transaction. */
 const BATCH_MAX_LINES = 1000
+/**
+ * Most bytes of lines in one call. With MAX_BATCHES_IN_FLIGHT, it bounds the jobs held in memory
+ * when every line is near MAX_LINE_BYTES; a single line longer than this still makes a batch.
+ */
+const BATCH_MAX_BYTES = 2 * 1024 * 1024
 /** Batches submitted but not yet printed before reading pauses, so a fast producer cannot fill memory. */
 const MAX_BATCHES_IN_FLIGHT = 4
 const PROGRESS_INTERVAL_MS = 100
@@ -135,19 +150,19 @@ interface EnqueueLinesResult {
 
 /**
  * Reads JSON lines and enqueues them in batches: whatever arrived before the event loop turns, up
- * to BATCH_MAX_LINES, goes in one enqueueMany call (one transaction). So a slow stream has each
- * line committed at once, and a fast one is committed in large transactions. A batch's ids are
- * printed only once it is committed, and in input order, so a run killed at any moment has printed
- * only ids that are stored. Bad lines are reported on stderr with their number and skipped. After a
- * store failure nothing more is printed and the error is thrown: the printed ids are then those of
- * the leading good lines.
+ * to BATCH_MAX_LINES or BATCH_MAX_BYTES, goes in one enqueueMany call (one transaction). So a slow
+ * stream has each line committed at once, and a fast one is committed in large transactions. A
+ * batch's ids are printed only once it is committed, and in input order, so a run killed at any
+ * moment has printed only ids that are stored. Bad lines are reported on stderr with their number
+ * and skipped (a line over MAX_LINE_BYTES as soon as it passes that, the rest of it read past
+ * without being kept). After a store failure nothing more is printed and the error is thrown: the
+ * printed ids are then those of the leading good lines.
  */
 function enqueueLines(client: Client, input: NodeJS.ReadStream): Promise<EnqueueLinesResult> {
   return new Promise((resolve, reject) => {
     const progress = progressLine(process.stderr)
-    let lineNumber = 0
-    let partialLine = ''
     let batch: JobSpec[] = []
+    let batchBytes = 0
     let batchesInFlight = 0
     let flushScheduled = false
     let ended = false
@@ -174,25 +189,47 @@ function enqueueLines(client: Client, input: NodeJS.ReadStream): Promise<Enqueue
       resolve({ storedCount, badLineCount })
     }
 
-    const takeLine = (line: string): void => {
-      lineNumber++
-      if (line.trim() === '') return
+    const reportBadLine = (lineNumber: number, message: string): void => {
+      badLineCount++
+      progress.clear()
+      process.stderr.write(`line ${lineNumber}: ${message}\n`)
+    }
+
+    const takeLine = (lineNumber: number, line: string, byteLength: number): void => {
+      if (failed || line.trim() === '') return
+      let job: JobSpec
       try {
-        batch.push(jobFromLine(line))
+        job = jobFromLine(line)
       } catch (error) {
-        if (!(error instanceof BadLineError || error instanceof ValidationError)) throw error
-        badLineCount++
-        progress.clear()
-        process.stderr.write(`line ${lineNumber}: ${error.message}\n`)
+        // Any FerryError is about this line alone (validation, a bad duration): the others go on.
+        if (!(error instanceof BadLineError || error instanceof FerryError)) throw error
+        reportBadLine(lineNumber, error.message)
         return
       }
+      if (batch.length > 0 && batchBytes + byteLength > BATCH_MAX_BYTES) submitBatch()
+      batch.push(job)
+      batchBytes += byteLength
       if (batch.length >= BATCH_MAX_LINES) submitBatch()
     }
+
+    const lines = new LineSplitter({
+      maxLineBytes: MAX_LINE_BYTES,
+      onLine: takeLine,
+      onTooLong: (lineNumber) => {
+        if (failed) return
+        reportBadLine(
+          lineNumber,
+          `longer than ${MAX_LINE_BYTES} bytes, more than any job can be (a payload may be at most ` +
+            `${DEFAULT_MAX_PAYLOAD_BYTES} bytes of JSON); the rest of the line is skipped`,
+        )
+      },
+    })
 
     const submitBatch = (): void => {
       if (batch.length === 0 || failed) return
       const specs = batch
       batch = []
+      batchBytes = 0
       batchesInFlight++
       if (batchesInFlight >= MAX_BATCHES_IN_FLIGHT) input.pause()
       // Settled at once into a value, so a failure is never an unhandled rejection while it waits its turn.
@@ -215,13 +252,9 @@ function enqueueLines(client: Client, input: NodeJS.ReadStream): Promise<Enqueue
         .catch(fail)
     }
 
-    const takeChunk = (chunk: string): void => {
-      const lines = (partialLine + chunk).split('\n')
-      partialLine = lines.pop()!
-      for (const line of lines) {
-        if (failed) return
-        takeLine(line.endsWith('\r') ? line.slice(0, -1) : line)
-      }
+    const takeChunk = (chunk: Buffer): void => {
+      if (failed) return
+      lines.push(chunk)
       if (!flushScheduled) {
         flushScheduled = true
         setImmediate(() => {
@@ -231,8 +264,8 @@ function enqueueLines(client: Client, input: NodeJS.ReadStream): Promise<Enqueue
       }
     }
 
-    input.setEncoding('utf8')
-    input.on('data', (chunk: string) => {
+    // Bytes, not text: the splitter finds the newlines and decodes each line whole.
+    input.on('data', (chunk: Buffer) => {
       try {
         takeChunk(chunk)
       } catch (error) {
@@ -241,7 +274,7 @@ function enqueueLines(client: Client, input: NodeJS.ReadStream): Promise<Enqueue
     })
     input.on('end', () => {
       try {
-        if (partialLine !== '') takeLine(partialLine.endsWith('\r') ? partialLine.slice(0, -1) : partialLine)
+        lines.end()
         submitBatch()
       } catch (error) {
         fail(error)

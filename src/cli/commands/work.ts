@@ -9,6 +9,7 @@ import {
   type ExecutionStrategy,
 } from '../../worker/executors/create-executor.js'
 import { Worker, type WorkerOptions } from '../../worker/worker.js'
+import { ferryStderr, ferryStdout, ignoreStandardStreamErrors } from '../fd-writer.js'
 
 interface WorkFlags {
   handlers: string
@@ -54,6 +55,9 @@ export function registerWork(program: Command): void {
     .option('--max-rss <size>', 'threads, processes: replace a child once its memory passes this: 256MB')
     .option('--verbose', 'print a line for every job, not only failures')
     .action(async (flags: WorkFlags) => {
+      // Inline handlers share this process's stdout and stderr and may end or close them: the
+      // worker's own lines go to the descriptors (ferryStderr), and stream errors are dropped.
+      ignoreStandardStreamErrors()
       const options: Omit<WorkerOptions, 'store'> = {
         handlers: flags.handlers,
         queues: flags.queues.split(',').map((queue) => queue.trim()),
@@ -71,7 +75,12 @@ export function registerWork(program: Command): void {
       }
       if (flags.timeout !== undefined) options.defaultTimeoutMs = parseDuration(flags.timeout, '--timeout')
       const strategy = toStrategy(flags.strategy)
-      const pool: PoolExecutorOptions = { size: options.concurrency! }
+      // The children's lines, forwarded with their job's prefix, go out the same crash-proof way.
+      const pool: PoolExecutorOptions = {
+        size: options.concurrency!,
+        stdout: ferryStdout.toStream(),
+        stderr: ferryStderr.toStream(),
+      }
       if (flags.maxJobsPerChild !== undefined) {
         if (!POOLED.includes(strategy)) throw notPooled('--max-jobs-per-child', strategy)
         pool.maxJobsPerChild = toInteger(flags.maxJobsPerChild, '--max-jobs-per-child')
@@ -92,11 +101,11 @@ export function registerWork(program: Command): void {
         let signals = 0
         const onSignal = (): void => {
           if (signals++ > 0) {
-            process.stderr.write('ferry: aborting running jobs; they go back to ready\n')
+            ferryStderr.line('ferry: aborting running jobs; they go back to ready')
             void worker.stop({ graceful: false })
           } else {
-            process.stderr.write(
-              `ferry: stopping after ${worker.activeCount} running job(s); Ctrl-C again to abort them\n`,
+            ferryStderr.line(
+              `ferry: stopping after ${worker.activeCount} running job(s); Ctrl-C again to abort them`,
             )
             void worker.stop()
           }
@@ -104,18 +113,18 @@ export function registerWork(program: Command): void {
         process.on('SIGINT', onSignal)
         process.on('SIGTERM', onSignal)
         await worker.start()
-        process.stderr.write(
+        ferryStderr.line(
           `ferry: worker ${worker.workerId} on ${worker.queues.join(', ')} ` +
             `(concurrency ${worker.concurrency}, strategy ${strategy}), ` +
-            `handlers: ${[...worker.jobNames].join(', ')}; Ctrl-C stops after the running jobs\n`,
+            `handlers: ${[...worker.jobNames].join(', ')}; Ctrl-C stops after the running jobs`,
         )
         const reason = await worker.stopped
         process.off('SIGINT', onSignal)
         process.off('SIGTERM', onSignal)
         const { completed, failed, dead, snoozed, leaseLost } = worker.counts
-        process.stderr.write(
+        ferryStderr.line(
           `ferry: stopped (${reason}): ${completed} completed, ${failed} failed and retried, ${dead} dead, ` +
-            `${snoozed} snoozed, ${leaseLost} lease lost\n`,
+            `${snoozed} snoozed, ${leaseLost} lease lost`,
         )
         if (reason === 'store-lost') process.exitCode = 1
       } finally {
@@ -125,7 +134,7 @@ export function registerWork(program: Command): void {
 }
 
 function report(worker: Worker, verbose: boolean): void {
-  const out = (line: string): boolean => process.stderr.write(`${line}\n`)
+  const out = (line: string): void => ferryStderr.line(line)
   worker.on('job:failed', (job, error, retryAt) =>
     out(
       `job ${job.id} ${job.name} failed (attempt ${job.attempts}/${job.maxAttempts}): ${error.message}; retry at ${new Date(retryAt).toISOString()}`,

@@ -1,4 +1,5 @@
 import { FerryError } from '../../../core/errors.js'
+import { serializePayload } from '../../../core/validate.js'
 import type { ClaimedJob } from '../../../core/job.js'
 import { AttemptAbort, type ExecutionOutcome } from '../executor.js'
 import { InlineExecutor } from '../inline.js'
@@ -75,7 +76,7 @@ export function runChild(transport: ChildTransport): void {
 
   const reply = (jobId: string, outcome: ExecutionOutcome): void => {
     const memoryBytes = reportMemory ? transport.memoryBytes() : null
-    let message: ChildMessage = { type: 'outcome', jobId, outcome, memoryBytes }
+    let message: ChildMessage = { type: 'outcome', jobId, outcome: storableResult(outcome), memoryBytes }
     try {
       transport.send(message, finished)
       return
@@ -122,4 +123,20 @@ export function runChild(transport: ChildTransport): void {
         break
     }
   })
+}
+
+/**
+ * A completed outcome whose result the store could not take anyway (not JSON, nested past the
+ * depth limit) ends as the worker would end it, here, before it crosses to the parent: a thread's
+ * structured clone of a result 5,000 levels deep was lost on the way, leaving its job active.
+ */
+function storableResult(outcome: ExecutionOutcome): ExecutionOutcome {
+  if (outcome.kind !== 'completed' || outcome.result === undefined) return outcome
+  try {
+    serializePayload(outcome.result, 'result')
+    return outcome
+  } catch (error) {
+    const message = `the handler completed but its result cannot be stored: ${(error as Error).message}`
+    return { kind: 'permanent', error: { kind: 'permanent', message } }
+  }
 }
