@@ -5,6 +5,23 @@ import { TickBatcher } from '../core/tick-batcher.js'
 import { normalizeJob, type EnqueueOptions } from '../core/validate.js'
 import type { CallerTransaction, EnqueueResult, Store } from '../store/store.js'
 
+/**
+ * What a job adds to an enqueue call beyond its payload, names and unique key: the numbers,
+ * separators and the protocol's framing (on Redis: 40-70 bytes of meta and length prefixes).
+ */
+const JOB_ENCODING_BYTES = 96
+
+/** About how many bytes a job adds to an enqueue call (capabilities.enqueueBatch weighs jobs so). */
+function encodedBytesOf(job: NewJob): number {
+  return (
+    Buffer.byteLength(job.payload, 'utf8') +
+    job.queue.length +
+    job.name.length +
+    (job.uniqueKey === null ? 0 : Buffer.byteLength(job.uniqueKey, 'utf8')) +
+    JOB_ENCODING_BYTES
+  )
+}
+
 export interface ClientOptions {
   store: Store
   /** Largest payload accepted, in bytes of JSON. Default 1 MiB. */
@@ -37,8 +54,9 @@ export interface JobSpec<
  *
  * An enqueue resolves once its job is durably committed; enqueues issued in the same tick share
  * one commit (server stores cut a large tick's worth into a few commits that overlap:
- * capabilities.enqueueBatch). Validation runs first and a bad job rejects its whole call with
- * nothing written.
+ * capabilities.enqueueBatch, by count and by bytes). Validation runs first and a bad job rejects
+ * its whole call with nothing written; so does an enqueueMany larger than the store can take in
+ * one call (`maxCallBytes`), since splitting it would end its atomicity.
  */
 export class Client<Jobs extends JobHandlers = JobHandlers> {
   readonly store: Store
@@ -46,6 +64,8 @@ export class Client<Jobs extends JobHandlers = JobHandlers> {
   /** Group commit: the enqueues issued before the event loop turns share Store.enqueue calls, so
    * transactions, fsyncs and round trips are per batch, not per job. */
   private readonly committer: TickBatcher<NewJob, EnqueueResult>
+  /** Whether the store limits enqueue calls by bytes, so that jobs must be weighed (encodedBytesOf). */
+  private readonly weighsJobs: boolean
 
   constructor({ store, maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES }: ClientOptions) {
     if (!Number.isInteger(maxPayloadBytes) || maxPayloadBytes < 1) {
@@ -53,7 +73,9 @@ export class Client<Jobs extends JobHandlers = JobHandlers> {
     }
     this.store = store
     this.maxPayloadBytes = maxPayloadBytes
-    this.committer = new TickBatcher((jobs) => store.enqueue({ jobs }), store.capabilities.enqueueBatch)
+    const limits = store.capabilities.enqueueBatch
+    this.weighsJobs = Number.isFinite(limits.maxBytes) || Number.isFinite(limits.maxCallBytes)
+    this.committer = new TickBatcher((jobs) => store.enqueue({ jobs }), limits)
   }
 
   enqueue<N extends keyof Jobs & string>(
@@ -70,10 +92,13 @@ export class Client<Jobs extends JobHandlers = JobHandlers> {
       }
       job = normalizeJob(name, payload, jobOptions, { maxPayloadBytes: this.maxPayloadBytes })
       if (tx != null) return this.enqueueInTransaction(tx, [job]).then(([result]) => result!)
+      if (!this.weighsJobs) return this.committer.submit(job)
+      const bytes = encodedBytesOf(job)
+      this.assertFitsOneCall(bytes, 1, 'payload')
+      return this.committer.submit(job, bytes)
     } catch (error) {
       return Promise.reject(error)
     }
-    return this.committer.submit(job)
   }
 
   /** Enqueues every job or none (atomic); results are in input order. */
@@ -99,7 +124,22 @@ export class Client<Jobs extends JobHandlers = JobHandlers> {
       })
     }
     if (tx != null) return this.enqueueInTransaction(tx, normalized)
-    return this.committer.submitMany(normalized)
+    if (!this.weighsJobs) return this.committer.submitMany(normalized)
+    let bytes = 0
+    for (const job of normalized) bytes += encodedBytesOf(job)
+    this.assertFitsOneCall(bytes, normalized.length, 'jobs')
+    return this.committer.submitMany(normalized, bytes)
+  }
+
+  /** Refuses, before anything is written, what the store cannot take in one (atomic) call. */
+  private assertFitsOneCall(bytes: number, count: number, field: string): void {
+    const { maxCallBytes } = this.store.capabilities.enqueueBatch
+    if (bytes <= maxCallBytes) return
+    throw new ValidationError(
+      'payload_too_large',
+      field,
+      `${count === 1 ? 'this job is' : `these ${count} jobs are`} about ${bytes} bytes to enqueue, over the ${this.store.kind} store's limit of ${maxCallBytes} bytes for one atomic enqueue${count === 1 ? '' : ': enqueue them in smaller batches'}`,
+    )
   }
 
   private enqueueInTransaction(tx: CallerTransaction, jobs: NewJob[]): Promise<EnqueueResult[]> {

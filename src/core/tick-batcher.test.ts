@@ -70,6 +70,29 @@ test('maxItems cuts a tick into flushes at call boundaries, never inside one sub
   ])
 })
 
+test('maxBytes cuts a tick into flushes by the weight callers give, never inside one submitMany', async () => {
+  const { batcher, batches, releaseAll } = recordingBatcher({ maxBytes: 10, maxInFlight: 10 })
+  const calls = [
+    batcher.submit(1, 4),
+    batcher.submit(2, 4),
+    batcher.submit(3, 4),
+    batcher.submitMany([4, 5], 20),
+    batcher.submit(6, 1),
+  ]
+  assert.deepEqual(batches, [[1, 2], [3], [4, 5]], 'a flush that reaches maxBytes starts at once')
+  await releaseAll()
+  assert.deepEqual(batches, [[1, 2], [3], [4, 5], [6]])
+  assert.deepEqual(await Promise.all(calls), ['done 1', 'done 2', 'done 3', ['done 4', 'done 5'], 'done 6'])
+})
+
+test('items without a weight count for nothing against maxBytes, and maxItems still cuts', async () => {
+  const { batcher, batches, releaseAll } = recordingBatcher({ maxItems: 2, maxBytes: 10, maxInFlight: 10 })
+  const calls = [1, 2, 3].map((item) => batcher.submit(item))
+  await releaseAll()
+  assert.deepEqual(batches, [[1, 2], [3]])
+  assert.deepEqual(await Promise.all(calls), ['done 1', 'done 2', 'done 3'])
+})
+
 test('a flush that is full starts at once, before the tick ends', async () => {
   const { batcher, batches, releaseAll } = recordingBatcher({ maxItems: 2, maxInFlight: 2 })
   void batcher.submit(1)
@@ -135,6 +158,7 @@ test('drain resolves once everything submitted has been flushed', async () => {
 test('limits out of range are refused', () => {
   const flush = async (items: readonly number[]) => items
   assert.throws(() => new TickBatcher(flush, { maxItems: 0 }), RangeError)
+  assert.throws(() => new TickBatcher(flush, { maxBytes: 0 }), RangeError)
   assert.throws(() => new TickBatcher(flush, { maxInFlight: 0 }), RangeError)
   assert.throws(() => new TickBatcher(flush, { maxInFlight: 1.5 }), RangeError)
 })

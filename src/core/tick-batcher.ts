@@ -5,6 +5,12 @@ export interface BatchLimits {
    * holding a single larger submission may exceed it. Default: no limit.
    */
   maxItems?: number
+  /**
+   * Bytes per flush at most, as the callers weigh their items (submit's `bytes`), under the same
+   * rule as maxItems: a submission is never split, so one larger than this goes in a flush of its
+   * own. Default: no limit.
+   */
+  maxBytes?: number
   /** Flushes running at once at most. Default 1: each flush waits for the one before. */
   maxInFlight?: number
 }
@@ -14,8 +20,9 @@ export interface BatchLimits {
  * transaction, one fsync, one round trip each — and hands each caller its own results. While
  * `maxInFlight` flushes are running, new calls gather for the next one, so batches grow with the
  * load by themselves. A large gathering is cut into flushes of `maxItems` that run side by side
- * (up to `maxInFlight`), so encoding one batch overlaps the store's work on the one before; a
- * flush that is full starts at once, without waiting for the end of the tick.
+ * (up to `maxInFlight`), so encoding one batch overlaps the store's work on the one before; it is
+ * cut by `maxBytes` too, when the callers say what their items weigh. A flush that is full starts
+ * at once, without waiting for the end of the tick.
  *
  * Each caller's promise settles with the flush that carried its items: it resolves only once that
  * flush succeeded, and a failed flush rejects every caller in it. Flushes start in submission
@@ -23,33 +30,38 @@ export interface BatchLimits {
  */
 export class TickBatcher<In, Out> {
   private pending: Pending<In, Out>[] = []
-  /** Items in `pending`. */
+  /** Items in `pending`, and their bytes. */
   private pendingItems = 0
+  private pendingBytes = 0
   private scheduled = false
   private readonly inFlight = new Set<Promise<void>>()
   private readonly maxItems: number
+  private readonly maxBytes: number
   private readonly maxInFlight: number
 
   /** `flush` must return one result per item, in order. */
   constructor(
     private readonly flush: (items: readonly In[]) => Promise<Out[]>,
-    { maxItems = Infinity, maxInFlight = 1 }: BatchLimits = {},
+    { maxItems = Infinity, maxBytes = Infinity, maxInFlight = 1 }: BatchLimits = {},
   ) {
     if (!(maxItems >= 1)) throw new RangeError(`maxItems must be at least 1 (got ${maxItems})`)
+    if (!(maxBytes >= 1)) throw new RangeError(`maxBytes must be at least 1 (got ${maxBytes})`)
     if (!Number.isInteger(maxInFlight) || maxInFlight < 1) {
       throw new RangeError(`maxInFlight must be a positive integer (got ${maxInFlight})`)
     }
     this.maxItems = maxItems
+    this.maxBytes = maxBytes
     this.maxInFlight = maxInFlight
   }
 
-  /** One item: the common case, kept free of per-call arrays. */
-  submit(item: In): Promise<Out> {
-    return new Promise((resolve, reject) => this.add({ item, resolve, reject }))
+  /** One item: the common case, kept free of per-call arrays. `bytes`: its weight for maxBytes. */
+  submit(item: In, bytes = 0): Promise<Out> {
+    return new Promise((resolve, reject) => this.add({ item, bytes, resolve, reject }))
   }
 
-  submitMany(items: readonly In[]): Promise<Out[]> {
-    return new Promise((resolve, reject) => this.add({ items, resolve, reject }))
+  /** Items that go in one flush together. `bytes`: their weight for maxBytes, all of them. */
+  submitMany(items: readonly In[], bytes = 0): Promise<Out[]> {
+    return new Promise((resolve, reject) => this.add({ items, bytes, resolve, reject }))
   }
 
   /** Whether calls are waiting for a flush that has not started yet. */
@@ -68,10 +80,16 @@ export class TickBatcher<In, Out> {
   private add(entry: Pending<In, Out>): void {
     this.pending.push(entry)
     this.pendingItems += sizeOf(entry)
+    this.pendingBytes += entry.bytes
     // A full flush goes now, not at the end of the tick: the store works on it while the caller
     // is still submitting the rest. 10,000 enqueues made in one loop spent 55-80 ms being
     // validated before the first of their scripts left for Redis.
-    while (this.pendingItems >= this.maxItems && this.inFlight.size < this.maxInFlight) this.startFlush()
+    while (
+      (this.pendingItems >= this.maxItems || this.pendingBytes >= this.maxBytes) &&
+      this.inFlight.size < this.maxInFlight
+    ) {
+      this.startFlush()
+    }
     if (this.pending.length > 0 && !this.scheduled) {
       this.scheduled = true
       setImmediate(() => void this.flushPending())
@@ -92,17 +110,21 @@ export class TickBatcher<In, Out> {
     this.inFlight.add(run)
   }
 
-  /** The first pending entries, up to maxItems items (at least one entry). */
+  /** The first pending entries, up to maxItems items and maxBytes bytes (at least one entry). */
   private takeChunk(): Pending<In, Out>[] {
     let count = 0
+    let bytes = 0
     let taken = 0
     while (taken < this.pending.length) {
-      const size = sizeOf(this.pending[taken]!)
-      if (taken > 0 && count + size > this.maxItems) break
+      const entry = this.pending[taken]!
+      const size = sizeOf(entry)
+      if (taken > 0 && (count + size > this.maxItems || bytes + entry.bytes > this.maxBytes)) break
       count += size
+      bytes += entry.bytes
       taken++
     }
     this.pendingItems -= count
+    this.pendingBytes -= bytes
     return this.pending.splice(0, taken)
   }
 
@@ -139,8 +161,19 @@ export class TickBatcher<In, Out> {
 }
 
 type Pending<In, Out> =
-  | { item: In; items?: undefined; resolve: (result: Out) => void; reject: (error: unknown) => void }
-  | { items: readonly In[]; resolve: (results: Out[]) => void; reject: (error: unknown) => void }
+  | {
+      item: In
+      items?: undefined
+      bytes: number
+      resolve: (result: Out) => void
+      reject: (error: unknown) => void
+    }
+  | {
+      items: readonly In[]
+      bytes: number
+      resolve: (results: Out[]) => void
+      reject: (error: unknown) => void
+    }
 
 function sizeOf<In, Out>(entry: Pending<In, Out>): number {
   return entry.items === undefined ? 1 : entry.items.length

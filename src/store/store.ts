@@ -15,12 +15,16 @@ export interface StoreCapabilities {
   /** Whether enqueue can join a transaction of the caller's own. */
   transactionalEnqueue: boolean
   /**
-   * How the Client's group commit cuts what it gathered in one tick: at most `maxItems` jobs per
-   * enqueue call (one caller's enqueueMany is never split, so it stays atomic) and `maxInFlight`
-   * calls at once, so a server store works on one batch while the next is being encoded. Calls
-   * in flight together must commit in the order sent, so that ids follow the enqueue order.
+   * How the Client's group commit cuts what it gathered in one tick: at most `maxItems` jobs and
+   * `maxBytes` bytes per enqueue call (one caller's enqueueMany is never split, so it stays
+   * atomic) and `maxInFlight` calls at once, so a server store works on one batch while the next
+   * is being encoded. Calls in flight together must commit in the order sent, so that ids follow
+   * the enqueue order. `maxCallBytes` is the most one enqueue call can carry at all: the Client
+   * refuses a larger enqueueMany (ValidationError, nothing written). Bytes as the Client weighs
+   * a job: its payload's UTF-8, its names and unique key, and an allowance for the rest
+   * (client.ts, encodedBytesOf); Infinity for no limit.
    */
-  enqueueBatch: { maxItems: number; maxInFlight: number }
+  enqueueBatch: { maxItems: number; maxBytes: number; maxCallBytes: number; maxInFlight: number }
   /**
    * Whether `waitForJobs` exists: an enqueue that finds a worker waiting claims jobs for it in its
    * own commit and sends them with the wake-up, so the worker starts them without a claim of its

@@ -120,10 +120,6 @@ await whenAvailable(redisUnreachableReason(), () => {
           assert.equal(none.length, 1)
           assert.match(none[0]!, /appendonly no/)
           assert.deepEqual(await warningsWith({ appendonly: 'yes', appendfsync: 'always' }), [])
-          const evicting = await warningsWith({ maxmemory: '1gb', 'maxmemory-policy': 'allkeys-lru' })
-          assert.equal(evicting.length, 1)
-          assert.match(evicting[0]!, /maxmemory-policy allkeys-lru/)
-          assert.deepEqual(await warningsWith({ 'maxmemory-policy': 'noeviction' }), [])
         } finally {
           await server.close()
         }

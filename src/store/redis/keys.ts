@@ -14,7 +14,8 @@ export interface RedisKeys {
   readonly namespace: string
   /** KEYS of every script, in prelude.lua's order. */
   readonly scriptKeys: readonly string[]
-  /** ARGV 1-6 of every script, in prelude.lua's order: key prefixes, then the wake channel. */
+  /** ARGV 1-6 of every script, in prelude.lua's order: key prefixes, then the wake channel. (ARGV 7-9,
+   * the clock, the instance marker and the eviction flag, are the store's: RedisStore.run.) */
   readonly scriptPrefixes: readonly string[]
   /** The shard channel (SPUBLISH) for wake-ups: under the namespace's hash tag, on its node. */
   readonly channel: string
@@ -22,6 +23,13 @@ export interface RedisKeys {
   deliveryChannel(instance: string): string
   readonly stop: string
   readonly schema: string
+  /**
+   * The namespace's instance marker (a random id written once, at migrate): every script checks
+   * that it is still the one this store opened, so a server emptied under running workers is seen.
+   */
+  readonly instance: string
+  /** Workers waiting for deliveries right now (lua/deliver.lua). */
+  readonly waiters: string
   /** The hash of one job. */
   job(id: string): string
   /** Every key of the namespace, for SCAN MATCH (tests clean up with it). */
@@ -52,6 +60,7 @@ export function redisKeys(namespace: string = DEFAULT_NAMESPACE): RedisKeys {
       key('has-ready'),
       key('has-scheduled'),
       key('waiters'),
+      key('instance'),
     ],
     scriptPrefixes: [
       jobPrefix,
@@ -65,6 +74,8 @@ export function redisKeys(namespace: string = DEFAULT_NAMESPACE): RedisKeys {
     deliveryChannel: (instance) => key(`deliver:${instance}`),
     stop: key('stop'),
     schema: key('schema'),
+    instance: key('instance'),
+    waiters: key('waiters'),
     job: (id) => jobPrefix + id,
     pattern: `ferry:{${namespace}}:*`,
   }

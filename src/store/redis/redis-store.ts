@@ -23,6 +23,7 @@ import { Cluster, Redis, type RedisOptions } from 'ioredis'
 import { createHash, randomBytes } from 'node:crypto'
 import {
   FerryError,
+  isStoreLost,
   MigrationRequiredError,
   SchemaTooNewError,
   StoreClosedError,
@@ -91,6 +92,13 @@ export interface RedisStoreOptions {
   /** Record the key layout's version on open (default). When false, an unversioned namespace is an error. */
   migrate?: boolean
   /**
+   * Open even when the server may evict keys (a `maxmemory-policy` other than `noeviction`;
+   * `?allowEviction=true` in a store URL). Without it, such a server is refused at open: when
+   * Redis is full it deletes keys, and so jobs. With it, the scripts clean up after what was
+   * evicted (an index entry whose job is gone) instead of failing, but evicted jobs are lost.
+   */
+  allowEviction?: boolean
+  /**
    * Called at open when the server's persistence cannot keep an acknowledged enqueue through a
    * crash (docs/backends.md). Default: process.emitWarning. Pass `() => {}` to silence it.
    */
@@ -149,11 +157,26 @@ const SCRIPTS = Object.fromEntries(
 ) as Record<ScriptName, Script>
 
 /** The key layout's version (lua/migrate.lua). */
-const LATEST_VERSION = 1
-const LAYOUT_NAMES = ['0001_key-layout']
+const LATEST_VERSION = 2
+const LAYOUT_NAMES = ['0001_key-layout', '0002_instance-marker']
 /** Group commit (capabilities.enqueueBatch): jobs per enqueue script, and scripts sent at once. */
 const ENQUEUE_CHUNK = 1000
 const ENQUEUE_IN_FLIGHT = 16
+/**
+ * Group commit also cuts by size: at most ENQUEUE_CHUNK_BYTES per enqueue script; and one call
+ * (one enqueueMany, which must stay atomic) is refused above ENQUEUE_CALL_MAX_BYTES.
+ * The hard limit: ioredis writes a command as one JavaScript string (Command.toWritable), and V8
+ * caps a string at 2^29 - 24 = 536,870,888 UTF-16 units. One enqueue of 511 payloads of 1 MiB went
+ * through, 512 failed with "RangeError: Invalid string length", and so did 600 concurrent enqueues
+ * of 1 MiB, which group commit had put in one script. The limit is half that ceiling.
+ * The cut: 600 payloads of 1 MiB sent as enqueue calls of N MiB each, 16 in flight, on a
+ * redis-server of its own with appendfsync always (two runs each, 2026-12-01; server time per
+ * script from INFO commandstats, during which every other client waits): N = 1: 4.36-4.41 s in
+ * all, 1.9 ms per script; 4: 4.01-4.13 s, 8.8-9.2 ms; 16: 6.8-7.7 s, 54-75 ms; 64: 8.3-8.4 s,
+ * 245-290 ms; 256: 7.8-8.4 s, 0.63-1.09 s.
+ */
+const ENQUEUE_CHUNK_BYTES = 4 * 2 ** 20
+const ENQUEUE_CALL_MAX_BYTES = 256 * 2 ** 20
 /** Jobs listJobs looks at per call before it returns a short page with a cursor. */
 const LIST_BUDGET = 10_000
 const PURGE_CHUNK = 1000
@@ -161,13 +184,24 @@ const ID_PATTERN = /^[1-9]\d{0,15}$/
 const DEFAULT_URL = 'redis://127.0.0.1:6379'
 
 /** Script return codes and Redis errors become Ferry errors here, and only here. */
-function toStoreError(error: unknown, operation: string): unknown {
+function toStoreError(error: unknown, operation: string, keys: RedisKeys): unknown {
   if (error instanceof FerryError) return error
   const message = error instanceof Error ? error.message : String(error)
   const coded = /FERRY (\w+) ?(.*)/.exec(message)
   if (coded?.[1] === 'schema_too_new') {
     return new SchemaTooNewError(
       `the Redis namespace has key layout version ${coded[2]}, newer than this Ferry's ${LATEST_VERSION}: upgrade Ferry`,
+    )
+  }
+  if (coded?.[1] === 'namespace_lost') {
+    // lua/prelude.lua: the namespace's instance marker is not the one this store opened.
+    const what =
+      coded[2] === 'replaced'
+        ? `its instance marker (${keys.instance}) is not the one this store opened: the server was emptied and another process has started a fresh namespace there since`
+        : `its instance marker (${keys.instance}) is missing: the server was emptied (FLUSHALL or FLUSHDB, a restart or failover without persistence) or the namespace's keys were deleted`
+    return new StoreUnavailableError(
+      `Redis (${operation}): namespace '${keys.namespace}' is gone from under this store: ${what}. The jobs it held are lost; Ferry does not recreate the namespace under running workers. Restart the workers and producers: a new process opens a fresh namespace`,
+      { cause: error, retryable: false },
     )
   }
   return new StoreUnavailableError(`Redis (${operation}): ${message}`, { cause: error })
@@ -187,7 +221,11 @@ export class RedisStore implements Store {
   // The safety net covers a message lost with a subscriber connection that went away unnoticed
   // (a cluster node's, a network that dropped it silently).
   private readonly hub = new WakeHub({
-    safetyNet: () => this.checkQueues([...this.watched.keys()]).catch(() => {}),
+    safetyNet: () =>
+      this.checkQueues([...this.watched.keys()]).catch((error: unknown) => {
+        // The namespace is gone: the waiting workers' next call reports it, and they stop.
+        if (isStoreLost(error)) this.hub.broadcast('notified')
+      }),
   })
   /** Queues some waiter watches, with how many waiters watch each. */
   private readonly watched = new Map<string, number>()
@@ -198,6 +236,12 @@ export class RedisStore implements Store {
    * subscribed. Read at the first subscription instead, a stop requested between a worker's first
    * wait and that read was taken as old, and the worker slept through it. */
   private stopSeen: string | null = null
+  /**
+   * The namespace's instance marker, read at open (lua/migrate.lua) and passed to every script,
+   * which refuses to run on a namespace with another or none (lua/prelude.lua). '' until then.
+   */
+  private instance = ''
+  private readonly allowEviction: boolean
   /** The server's clock minus ours, from the last script that read TIME. */
   private clockOffsetMs = 0
   private closed = false
@@ -211,13 +255,15 @@ export class RedisStore implements Store {
     const store = new RedisStore(options)
     try {
       await store.connect()
+      // Before anything is written: a server that may evict keys is refused unless allowed.
+      const warn =
+        options.onWarning ?? ((message) => process.emitWarning(message, { code: 'FERRY_REDIS_PERSISTENCE' }))
+      await store.checkEvictionPolicy(warn)
       await store.loadScripts()
       if (options.migrate ?? true) await store.migrate()
       else await store.assertLayoutCurrent()
       await store.stopRequestedAt()
-      await store.checkPersistence(
-        options.onWarning ?? ((message) => process.emitWarning(message, { code: 'FERRY_REDIS_PERSISTENCE' })),
-      )
+      await store.checkPersistence(warn)
     } catch (error) {
       await store.close()
       throw error
@@ -227,12 +273,18 @@ export class RedisStore implements Store {
 
   private constructor(options: RedisStoreOptions) {
     this.keys = redisKeys(options.namespace)
+    this.allowEviction = options.allowEviction ?? false
     this.capabilities = {
       crossProcessWake: 'pubsub',
       transactionalEnqueue: false,
       // Scripts sent on one connection run in the order sent, so ids still follow the enqueue
       // order; cut in ENQUEUE_CHUNK pieces, Redis runs one script while this process encodes the next.
-      enqueueBatch: { maxItems: ENQUEUE_CHUNK, maxInFlight: ENQUEUE_IN_FLIGHT },
+      enqueueBatch: {
+        maxItems: ENQUEUE_CHUNK,
+        maxBytes: ENQUEUE_CHUNK_BYTES,
+        maxCallBytes: ENQUEUE_CALL_MAX_BYTES,
+        maxInFlight: ENQUEUE_IN_FLIGHT,
+      },
       delivery: true,
     }
     this.deliveryChannel = this.keys.deliveryChannel(randomBytes(8).toString('hex'))
@@ -292,10 +344,13 @@ export class RedisStore implements Store {
 
   async migrate(): Promise<MigrateResult> {
     this.assertOpen('migrate')
-    const [fromVersion, toVersion] = (await this.run('migrate', undefined, [LATEST_VERSION])) as [
-      number,
-      number,
-    ]
+    // At open, the namespace's marker becomes this store's (a new one if it has none: a fresh
+    // namespace). Later calls check it, as every script does.
+    const [fromVersion, toVersion, instance] = (await this.run('migrate', undefined, [
+      LATEST_VERSION,
+      randomBytes(16).toString('hex'),
+    ])) as [number, number, string]
+    this.instance = instance
     return { fromVersion, toVersion, applied: LAYOUT_NAMES.slice(fromVersion, toVersion) }
   }
 
@@ -316,6 +371,9 @@ export class RedisStore implements Store {
     this.assertOpen('enqueue')
     if (jobs.length === 0) return []
     const args: string[] = new Array(jobs.length * 2)
+    // The command's length in UTF-16 units (never more than its UTF-8 bytes, which the Client
+    // checks against maxCallBytes): a call past V8's string ceiling would fail inside ioredis.
+    let length = 0
     for (let i = 0; i < jobs.length; i++) {
       const job = jobs[i]!
       // Names reach key names and the comma-separated meta: only the validated alphabet may.
@@ -326,6 +384,14 @@ export class RedisStore implements Store {
         `${integer(job.delayMs)},${integer(job.maxAttempts)},${job.timeoutMs === null ? '' : integer(job.timeoutMs)},` +
         (job.uniqueKey ?? '')
       args[2 * i + 1] = job.payload
+      length += args[2 * i]!.length + job.payload.length
+    }
+    if (length > ENQUEUE_CALL_MAX_BYTES) {
+      throw new ValidationError(
+        'payload_too_large',
+        'jobs',
+        `${jobs.length} jobs of ${length} characters in all are more than one enqueue to Redis can carry (${ENQUEUE_CALL_MAX_BYTES} bytes): enqueue them in smaller batches`,
+      )
     }
     const [serverNow, firstId, ...notCreated] = (await this.run('enqueue', now, args)) as [
       number,
@@ -532,7 +598,7 @@ export class RedisStore implements Store {
     try {
       fields = (await this.redis.call('HMGET', this.keys.job(id), ...JOB_FIELDS)) as JobReply
     } catch (error) {
-      throw toStoreError(error, 'getJob')
+      throw toStoreError(error, 'getJob', this.keys)
     }
     const reply = [id, ...fields]
     // Every job has a queue: none means no job.
@@ -605,14 +671,14 @@ export class RedisStore implements Store {
     const finishedBefore = (now ?? (await this.serverTime())) - olderThanMs
     let total = 0
     for (;;) {
-      const deleted = (await this.run('purge', now, [
+      const [deleted, looked] = (await this.run('purge', now, [
         state,
         finishedBefore,
         queue ?? '',
         PURGE_CHUNK,
-      ])) as number
+      ])) as [number, number]
       total += deleted
-      if (deleted < PURGE_CHUNK) return total
+      if (looked < PURGE_CHUNK) return total
     }
   }
 
@@ -630,7 +696,7 @@ export class RedisStore implements Store {
       this.stopSeen = at
       return at === null ? null : Number(at)
     } catch (error) {
-      throw toStoreError(error, 'stopRequestedAt')
+      throw toStoreError(error, 'stopRequestedAt', this.keys)
     }
   }
 
@@ -645,7 +711,13 @@ export class RedisStore implements Store {
     const script = SCRIPTS[name]
     const nowArg = now === undefined ? '' : integer(now)
     // Arrays, never spread into a call: a batch of 10,000 jobs is 20,000 arguments.
-    const rest = [this.keys.scriptKeys.length, ...this.prefixArgs, nowArg].concat(args)
+    const rest = [
+      this.keys.scriptKeys.length,
+      ...this.prefixArgs,
+      nowArg,
+      this.instance,
+      this.allowEviction ? '1' : '',
+    ].concat(args)
     try {
       try {
         return await this.redis.call('EVALSHA', [script.sha].concat(rest as string[]))
@@ -654,7 +726,7 @@ export class RedisStore implements Store {
         return await this.redis.call('EVAL', [script.source].concat(rest as string[]))
       }
     } catch (error) {
-      throw toStoreError(error, name)
+      throw toStoreError(error, name, this.keys)
     }
   }
 
@@ -699,7 +771,7 @@ export class RedisStore implements Store {
           this.subscribed = null
           this.subscriber = null
           subscriber.disconnect()
-          throw toStoreError(error, 'waitForWork')
+          throw toStoreError(error, 'waitForWork', this.keys)
         })
     }
     return this.subscribed
@@ -764,6 +836,8 @@ export class RedisStore implements Store {
         break
       }
       default:
+        // 'x' a stop request; 'l' a script found the namespace gone (lua/prelude.lua): the woken
+        // workers' next call says so, and they stop.
         this.hub.broadcast('notified')
     }
     // A stop request ('x') is read by the woken worker; waitForWork's check need not wake again.
@@ -787,41 +861,75 @@ export class RedisStore implements Store {
       const [seconds, micros] = (await this.redis.time()) as unknown as [string, string]
       return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000)
     } catch (error) {
-      throw toStoreError(error, 'time')
+      throw toStoreError(error, 'time', this.keys)
     }
   }
 
   private async assertLayoutCurrent(): Promise<void> {
     let version: number
+    let instance: string | null
     try {
-      version = Number((await this.redis.get(this.keys.schema)) ?? 0)
+      // One slot (one hash tag): MGET is fine on a cluster too.
+      const [schema, marker] = await this.redis.mget(this.keys.schema, this.keys.instance)
+      version = Number(schema ?? 0)
+      instance = marker ?? null
     } catch (error) {
-      throw toStoreError(error, 'open')
+      throw toStoreError(error, 'open', this.keys)
     }
-    if (version > LATEST_VERSION) throw toStoreError(new Error(`FERRY schema_too_new ${version}`), 'open')
-    if (version < LATEST_VERSION) {
+    if (version > LATEST_VERSION) {
+      throw toStoreError(new Error(`FERRY schema_too_new ${version}`), 'open', this.keys)
+    }
+    if (version < LATEST_VERSION || instance === null) {
       throw new MigrationRequiredError(
-        `Redis namespace ${this.keys.namespace} has key layout version ${version}; this Ferry needs ${LATEST_VERSION}: run ferry migrate`,
+        instance === null && version === LATEST_VERSION
+          ? `Redis namespace ${this.keys.namespace} has no instance marker (${this.keys.instance}; its keys were deleted or evicted): run ferry migrate`
+          : `Redis namespace ${this.keys.namespace} has key layout version ${version}; this Ferry needs ${LATEST_VERSION}: run ferry migrate`,
       )
+    }
+    this.instance = instance
+  }
+
+  /**
+   * A server that may evict keys when full (any maxmemory-policy but noeviction) deletes jobs,
+   * acknowledged or not: refused unless the caller allowed it (allowEviction). The policy comes
+   * from INFO memory, which managed services allow where they forbid CONFIG; on a cluster, from
+   * every master, since the namespace's slot may move to any of them.
+   */
+  private async checkEvictionPolicy(warn: (message: string) => void): Promise<void> {
+    if (this.allowEviction) return
+    const nodes = this.redis instanceof Cluster ? this.redis.nodes('master') : [this.redis]
+    for (const node of nodes) {
+      let policy: string | undefined
+      try {
+        const info = (await node.call('INFO', 'memory')) as string
+        policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1]
+      } catch {
+        policy = undefined
+      }
+      if (policy === undefined) {
+        warn(
+          "Ferry cannot read the Redis server's maxmemory_policy (INFO memory is not allowed): unless it is noeviction, Redis deletes jobs when its memory is full (docs/backends.md)",
+        )
+        return
+      }
+      if (policy !== 'noeviction') {
+        throw new StoreUnavailableError(
+          `Redis${nodes.length > 1 ? ` node ${node.options.host}:${node.options.port}` : ''} runs with maxmemory-policy ${policy}: when its memory is full it deletes keys, and so jobs, acknowledged or not. Set maxmemory-policy noeviction, or accept losing jobs with allowEviction: true (?allowEviction=true in a store URL; docs/backends.md)`,
+          { retryable: false },
+        )
+      }
     }
   }
 
   /**
    * An enqueue acknowledged by Redis survives a crash only with appendonly yes and appendfsync
-   * always, and stays only if Redis never evicts keys (docs/backends.md): say so at open when the
-   * server is set otherwise.
+   * always (docs/backends.md): say so at open when the server is set otherwise. (Eviction is
+   * checkEvictionPolicy's.)
    */
   private async checkPersistence(warn: (message: string) => void): Promise<void> {
     const config: Record<string, string> = {}
     try {
-      const flat = (await this.redis.call(
-        'CONFIG',
-        'GET',
-        'appendonly',
-        'appendfsync',
-        'maxmemory',
-        'maxmemory-policy',
-      )) as string[]
+      const flat = (await this.redis.call('CONFIG', 'GET', 'appendonly', 'appendfsync')) as string[]
       for (let i = 0; i + 1 < flat.length; i += 2) config[flat[i]!] = flat[i + 1]!
     } catch {
       warn(
@@ -842,15 +950,6 @@ export class RedisStore implements Store {
         `Redis leaves syncing its append-only file to the OS (appendfsync ${config.appendfsync}): jobs acknowledged in the last half minute or so can be lost if the machine crashes or loses power. Set appendfsync always (docs/backends.md)`,
       )
     }
-    if (
-      config.maxmemory !== undefined &&
-      config.maxmemory !== '0' &&
-      config['maxmemory-policy'] !== 'noeviction'
-    ) {
-      warn(
-        `Redis may evict keys when full (maxmemory-policy ${config['maxmemory-policy']}): jobs would vanish. Set maxmemory-policy noeviction (docs/backends.md)`,
-      )
-    }
   }
 
   private assertOpen(operation: string): void {
@@ -859,29 +958,31 @@ export class RedisStore implements Store {
 }
 
 /**
- * Parses `redis://…?namespace=name[&cluster=true]` or `rediss://…`; other query options go to
- * ioredis untouched.
+ * Parses `redis://…?namespace=name[&cluster=true][&allowEviction=true]` or `rediss://…`; other
+ * query options go to ioredis untouched.
  */
 export function parseRedisUrl(url: string): RedisStoreOptions {
   const parsed = new URL(url)
   const options: RedisStoreOptions = {}
   const namespace = parsed.searchParams.get('namespace')
   if (namespace !== null) options.namespace = namespace
-  const cluster = parsed.searchParams.get('cluster')
-  if (cluster !== null) {
-    if (cluster !== 'true' && cluster !== 'false') {
-      throw new ValidationError(
-        'invalid_option',
-        'cluster',
-        `must be true or false (got ${JSON.stringify(cluster)})`,
-      )
-    }
-    options.cluster = cluster === 'true'
-  }
-  parsed.searchParams.delete('namespace')
-  parsed.searchParams.delete('cluster')
+  const cluster = booleanParam(parsed, 'cluster')
+  if (cluster !== undefined) options.cluster = cluster
+  const allowEviction = booleanParam(parsed, 'allowEviction')
+  if (allowEviction !== undefined) options.allowEviction = allowEviction
+  for (const name of ['namespace', 'cluster', 'allowEviction']) parsed.searchParams.delete(name)
   options.url = parsed.toString()
   return options
+}
+
+/** A `true`/`false` query parameter of a store URL; undefined when absent. */
+function booleanParam(url: URL, name: string): boolean | undefined {
+  const value = url.searchParams.get(name)
+  if (value === null) return undefined
+  if (value !== 'true' && value !== 'false') {
+    throw new ValidationError('invalid_option', name, `must be true or false (got ${JSON.stringify(value)})`)
+  }
+  return value === 'true'
 }
 
 /** The node a cluster client starts from. A cluster has database 0 only. */

@@ -126,7 +126,7 @@ export class SqliteStore implements Store {
     transactionalEnqueue: false,
     // One transaction and one fsync for all of it: more calls would only add fsyncs, and the
     // writes are synchronous, so nothing could overlap.
-    enqueueBatch: { maxItems: Infinity, maxInFlight: 1 },
+    enqueueBatch: { maxItems: Infinity, maxBytes: Infinity, maxCallBytes: Infinity, maxInFlight: 1 },
     delivery: false,
   }
   readonly path: string

@@ -1,15 +1,20 @@
 -- cancel: a job that has not finished ends as dead. An active job's lease is revoked, so its
 -- worker's next renew or settle reports lease lost.
--- KEYS, ARGV 1-7: the common layout (prelude.lua).
+-- KEYS, ARGV 1-9: the common layout (prelude.lua).
 -- ARGV FIRST: the error JSON to store; then the ids.
--- Returns: how many jobs were cancelled.
+-- Returns: how many jobs were cancelled. An id whose hash is gone (evicted) counts as no job; it
+--   leaves the jobs index and the active zset (forget_job, prelude.lua).
 local count = 0
 for i = FIRST + 1, #ARGV do
   local id, key = ARGV[i], P_JOB .. ARGV[i]
   local job = redis.call('HMGET', key, 's', 'q', 'pr', 'ra')
   local state, queue = job[1], job[2]
   local was_open = true
-  if state == 'scheduled' then
+  if not queue then
+    redis.call('ZREM', K_ACTIVE, id)
+    forget_job(id)
+    was_open = false
+  elseif state == 'scheduled' then
     redis.call('ZREM', P_SCHEDULED .. queue, id)
     if redis.call('ZCARD', P_SCHEDULED .. queue) == 0 then redis.call('SREM', K_HAS_SCHEDULED, queue) end
   elseif state == 'ready' then

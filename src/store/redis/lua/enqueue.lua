@@ -1,6 +1,6 @@
 -- enqueue: inserts a batch of jobs atomically (one script, so one AOF write and one fsync with
 -- appendfsync always). A job whose unique key is held returns the holder's id and writes nothing.
--- KEYS, ARGV 1-7: the common layout (prelude.lua).
+-- KEYS, ARGV 1-9: the common layout (prelude.lua).
 -- ARGV FIRST..: two per job:
 --   meta: 'queue,name,priority,runAt,delayMs,maxAttempts,timeoutMs,uniqueKey' (runAt and timeoutMs
 --     '' for null; uniqueKey last, '' for none, and may itself hold commas)
@@ -8,6 +8,9 @@
 -- Returns: { now, first id, then for each job that was not created: its position (1-based) and
 --   its unique key's holder }. The batch draws one id per job with one INCRBY: job n, when
 --   created, has the first id + n - 1 (a job not created leaves a gap).
+-- Evicted data (allowEviction, prelude.lua): a unique key whose holder's hash is gone is free
+--   again; an id counter that is gone while the jobs index is not goes on from the highest id
+--   there, so a new job never takes the id (and the hash) of one that is still stored.
 -- Hands ready jobs to waiting workers first (deliver.lua), then publishes 'r<queue>' per queue that
 --   still has ready jobs, 's<runAt> <queue>' per queue given a scheduled one.
 -- Cost per job (10,000 jobs of 520 B, own server, AOF always): the hash (8 fields here; attempts,
@@ -16,8 +19,7 @@
 --   two ZADDs per job took 17 µs (EVALSHA usec in INFO commandstats, 5 runs each).
 
 -- The jobs index and the ready zsets are written after the loop, with one ZADD per key rather
--- than one per job. Chunks of ZADD_MAX members keep unpack() within Lua's stack.
-local ZADD_MAX = 1000
+-- than one per job, in chunks of UNPACK_MAX members (prelude.lua).
 
 -- Gathers (score, member) for `key` in `adds` (key -> flat score, member list).
 local function add_member(adds, key, score, member)
@@ -32,14 +34,22 @@ end
 
 local function zadd_all(adds)
   for key, list in pairs(adds) do
-    for first = 1, #list, 2 * ZADD_MAX do
-      redis.call('ZADD', key, unpack(list, first, math.min(first + 2 * ZADD_MAX - 1, #list)))
+    for first = 1, #list, 2 * UNPACK_MAX do
+      redis.call('ZADD', key, unpack(list, first, math.min(first + 2 * UNPACK_MAX - 1, #list)))
     end
   end
 end
 
 local count = (#ARGV - FIRST + 1) / 2
 local first_id = redis.call('INCRBY', K_ID, count) - count + 1
+if first_id == 1 then
+  -- A new counter: a new namespace, whose jobs index is empty, unless the counter was evicted.
+  local last = redis.call('ZREVRANGE', K_JOBS, 0, 0, 'WITHSCORES')
+  if last[2] then
+    first_id = tonumber(last[2]) + 1
+    redis.call('SET', K_ID, string.format('%d', first_id + count - 1))
+  end
+end
 local results = { NOW, first_id }
 local known_queue = {}
 local zadds = {}
@@ -48,6 +58,9 @@ for n = 1, count do
   local queue, name, priority, run_at, delay_ms, max_attempts, timeout_ms, unique_key =
     string.match(ARGV[i], '^([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),(.*)$')
   local holder = unique_key ~= '' and redis.call('HGET', K_UNIQUE, unique_key)
+  if holder and redis.call('HEXISTS', P_JOB .. holder, 'q') == 0 then
+    holder = false -- its job was evicted: the key is this job's now (HSET below)
+  end
   if holder then
     results[#results + 1] = n
     results[#results + 1] = holder

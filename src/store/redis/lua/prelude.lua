@@ -10,23 +10,28 @@
 --   set whenever a job goes in, and cleared when a claim or a cancel finds the zset empty)
 --   10 waiters (hash waiter id -> its registration as JSON: deliver.lua). Never persisted nor
 --   replicated (written under REPL_NONE): a waiter lives only as long as its connection.
+--   11 instance marker (string: a random id that migrate.lua writes once; checked below)
 -- ARGV 1-6: prefixes of the per-job and per-queue keys, completed by an id or a queue name:
 --   1 job (hash), 2 ready (zset), 3 scheduled (zset runAt -> id), 4 completed (zset finishedAt ->
 --   id), 5 dead (zset finishedAt -> id); 6 the wake channel (a shard
 --   channel: SPUBLISH, so on Redis Cluster it stays on the namespace's node)
 -- ARGV 7: now (epoch ms), or '' to use the server's clock (TIME), one clock for every host.
--- The script's own ARGV start at FIRST (8).
+-- ARGV 8: the instance marker the store read when it opened ('' only for migrate.lua at open).
+-- ARGV 9: '1' when the store was opened with allowEviction (the server may evict keys), else ''.
+-- The script's own ARGV start at FIRST (10).
 -- Job hash fields: q queue, n name, p payload (JSON text), s state, pr priority, ra runAt,
 --   a attempts, ma maxAttempts, to timeoutMs, uk uniqueKey, lt lease token, le leaseExpiresAt,
 --   w workerId, e lastError (JSON), r result (JSON), c createdAt, u updatedAt, f finishedAt.
 --   A null is an absent field. Left out to keep an enqueue cheap: a absent is 0 attempts, u absent
 --   is createdAt (never updated); the id is in the key (hashes of layout 1 may still hold 'id').
+--   Every job has its queue: a hash without 'q' is no job (forget_job, below).
 -- Ready zsets: score -priority, member the zero-padded runAt then the zero-padded id, so ZPOPMIN
 --   takes the highest priority, then the earliest runAt, then the lowest id (equal scores sort by
 --   member). Queue names ([A-Za-z0-9._:-]) and ids (digits) are checked by the store before they
 --   reach a key.
-local K_ID, K_JOBS, K_ACTIVE, K_QUEUES, K_UNIQUE, K_STOP, K_SCHEMA, K_HAS_READY, K_HAS_SCHEDULED, K_WAITERS =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
+local K_ID, K_JOBS, K_ACTIVE, K_QUEUES, K_UNIQUE, K_STOP, K_SCHEMA, K_HAS_READY, K_HAS_SCHEDULED, K_WAITERS,
+  K_INSTANCE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10],
+  KEYS[11]
 local P_JOB, P_READY, P_SCHEDULED, P_COMPLETED, P_DEAD, CHANNEL =
   ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local NOW = tonumber(ARGV[7])
@@ -34,7 +39,48 @@ if NOW == nil then
   local time = redis.call('TIME')
   NOW = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
-local FIRST = 8
+local INSTANCE, EVICTION_ALLOWED = ARGV[8], ARGV[9] == '1'
+local FIRST = 10
+
+-- Whether the namespace is still the one the store opened: nil when it is, else the error to
+-- answer. Its instance marker missing, the server was emptied (FLUSHALL, a restart without
+-- persistence) or the namespace's keys deleted; another marker, it was emptied and a new process
+-- has since started a fresh namespace there. Either way the jobs this store knew of are gone, and
+-- any write would recreate the namespace under running workers: the script writes nothing, wakes
+-- the waiting workers ('l') so that their next call finds out too, and answers
+-- 'FERRY namespace_lost missing|replaced' (RedisStore makes it a StoreUnavailableError that is
+-- not retryable: workers stop). Under an eviction policy (allowEviction) the marker may have been
+-- evicted alone: while other keys of the namespace remain, it is put back instead.
+local function namespace_lost()
+  local instance = redis.call('GET', K_INSTANCE)
+  if instance == INSTANCE then return nil end
+  if instance == false and EVICTION_ALLOWED and redis.call('EXISTS', K_SCHEMA, K_ID, K_JOBS, K_QUEUES) > 0 then
+    redis.call('SET', K_INSTANCE, INSTANCE)
+    return nil
+  end
+  redis.call('SPUBLISH', CHANNEL, 'l')
+  return redis.error_reply('FERRY namespace_lost ' .. (instance and 'replaced' or 'missing'))
+end
+
+-- Checked before anything else runs. migrate.lua at open (no marker yet) writes the marker instead.
+if SCRIPT ~= 'migrate' or INSTANCE ~= '' then
+  local lost = namespace_lost()
+  if lost then return lost end
+end
+
+-- unpack() of a list longer than Lua's C stack allows (LUAI_MAXCSTACK, 8,000) fails with 'too many
+-- results to unpack': a caller-sized list goes to a command in pieces of at most UNPACK_MAX.
+local UNPACK_MAX = 1000
+
+-- Under an eviction policy (allowEviction), Redis may have dropped a job's hash while an index
+-- still names it: a ready, scheduled, active, completed or dead zset, the jobs index, the unique
+-- keys. A script that meets such an id takes it out of the index it found it in, and calls this,
+-- which takes it out of the jobs index; it never writes to the job's hash, which would recreate a
+-- job without its fields. (DEL: a hash without 'q' that an older Ferry recreated so goes too.)
+local function forget_job(id)
+  redis.call('ZREM', K_JOBS, id)
+  redis.call('DEL', P_JOB .. id)
+end
 
 -- A job as scripts return it (claim, listJobs; getJob reads the same fields): its id, then these
 -- fields in this order, false (nil) where absent. redis-store.ts reads this list from this line.

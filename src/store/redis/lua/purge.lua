@@ -1,28 +1,30 @@
 -- purge: deletes finished jobs, at most `limit` per call so no call blocks the server for long
--- (the store repeats it while it deletes a full chunk). A purged job frees its unique key.
--- KEYS, ARGV 1-7: the common layout (prelude.lua).
+-- (the store repeats it while a call looks at a full chunk). A purged job frees its unique key.
+-- KEYS, ARGV 1-9: the common layout (prelude.lua).
 -- ARGV FIRST: state ('completed'|'dead'), finishedBefore (epoch ms, inclusive), queue ('' for every
 --   queue), limit.
--- Returns: how many jobs were deleted.
+-- Returns: { how many jobs were deleted, how many entries of the zsets were looked at } (the store
+--   repeats while the second is `limit`): an entry whose job hash is gone (evicted) is dropped
+--   from the indexes but is no job deleted.
 -- Uses: the per-queue completed/dead zsets (score finishedAt): a range read per queue.
 local prefix = ARGV[FIRST] == 'completed' and P_COMPLETED or P_DEAD
 local finished_before, limit = ARGV[FIRST + 1], tonumber(ARGV[FIRST + 3])
 local queues = ARGV[FIRST + 2] ~= '' and { ARGV[FIRST + 2] } or redis.call('SMEMBERS', K_QUEUES)
-local count = 0
+local deleted, looked = 0, 0
 for _, queue in ipairs(queues) do
-  if count >= limit then break end
+  if looked >= limit then break end
   local finished = prefix .. queue
-  local ids = redis.call('ZRANGEBYSCORE', finished, '-inf', finished_before, 'LIMIT', 0, limit - count)
+  local ids = redis.call('ZRANGEBYSCORE', finished, '-inf', finished_before, 'LIMIT', 0, limit - looked)
   for _, id in ipairs(ids) do
     local key = P_JOB .. id
     local unique_key = redis.call('HGET', key, 'uk')
     if unique_key and redis.call('HGET', K_UNIQUE, unique_key) == id then
       redis.call('HDEL', K_UNIQUE, unique_key)
     end
-    redis.call('DEL', key)
+    deleted = deleted + redis.call('DEL', key)
     redis.call('ZREM', K_JOBS, id)
     redis.call('ZREM', finished, id)
-    count = count + 1
+    looked = looked + 1
   end
 end
-return count
+return { deleted, looked }

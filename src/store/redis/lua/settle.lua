@@ -1,12 +1,13 @@
 -- settle: applies a batch of settlements, each fenced by its lease token: an item whose job is not
 -- active under that token changes nothing and reports lease lost.
 -- Used alone (SCRIPT 'settle') and before claim.lua in settle-and-claim.lua.
--- KEYS, ARGV 1-7: the common layout (prelude.lua).
+-- KEYS, ARGV 1-9: the common layout (prelude.lua).
 -- ARGV (from the index given to settle_items): item count, then five per item:
 --   kind ('completed'|'retry'|'snoozed'|'dead'), id, lease token,
 --   runAt (retry, snoozed; else ''), data (completed: result JSON or '' for none; retry, dead:
 --   the error JSON; snoozed: '')
--- Returns (alone): { 1 (ok) | 0 (lease lost), ... } in input order.
+-- Returns (alone): { 1 (ok) | 0 (lease lost), ... } in input order. A job whose hash is gone
+--   (evicted) is lease lost too, and leaves the active zset and the jobs index (prelude.lua).
 -- Publishes: 'r<queue>' / 's<runAt> <queue>' for jobs put back in line.
 local function settle_items(i)
   local count = tonumber(ARGV[i])
@@ -17,7 +18,11 @@ local function settle_items(i)
     i = i + 5
     local key = P_JOB .. id
     local job = redis.call('HMGET', key, 's', 'lt', 'q', 'pr')
-    if job[1] ~= 'active' or job[2] ~= token then
+    if not job[3] then
+      redis.call('ZREM', K_ACTIVE, id)
+      forget_job(id)
+      results[n] = 0
+    elseif job[1] ~= 'active' or job[2] ~= token then
       results[n] = 0
     else
       local queue = job[3]

@@ -1,11 +1,13 @@
 -- stats: jobs per queue and state (scheduled jobs already due count as ready), and the jobs that
 -- completed or went dead within the recent window. Read only.
--- KEYS, ARGV 1-7: the common layout (prelude.lua).
+-- KEYS, ARGV 1-9: the common layout (prelude.lua).
 -- ARGV FIRST: the recent window (ms).
 -- Returns: { queue, ready, scheduled, active, completed, dead, recentCompleted, recentDead, ... }
 --   for every known queue (the store drops queues with no jobs).
 -- Cost: a few O(log n) counts per queue, plus one HGET per active job (bounded by the workers'
 --   concurrency) to count them per queue.
+-- Counts entries: under eviction (prelude.lua), one whose job hash is gone is counted until a
+--   claim, purge or retry meets it; an active one is not counted (its queue is unknown).
 local since = NOW - tonumber(ARGV[FIRST])
 local active = {}
 for _, id in ipairs(redis.call('ZRANGE', K_ACTIVE, 0, -1)) do

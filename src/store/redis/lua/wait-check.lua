@@ -2,7 +2,7 @@
 -- job, or a scheduled one that is due)? Else, when is the next scheduled job of these queues due?
 -- And if the wait is a waitForJobs, registers the waiter for deliveries (deliver.lua), in the
 -- same step, so nothing enqueued between the check and the registration goes unseen.
--- KEYS, ARGV 1-7: the common layout (prelude.lua).
+-- KEYS, ARGV 1-9: the common layout (prelude.lua).
 -- ARGV FIRST: the waiter id, or '' for none; FIRST + 1: its registration (JSON, deliver.lua) or '';
 --   FIRST + 2..: the queues.
 -- Returns: { now, 1 if work is waiting else 0, the earliest runAt of a scheduled job or '', the
