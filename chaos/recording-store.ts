@@ -9,6 +9,10 @@ import type { ClaimedJob } from '../src/core/job.js'
 import type {
   CancelParams,
   ClaimParams,
+  ClampLeasesParams,
+  FindExpiredLeasesParams,
+  FindExpiredLeasesResult,
+  TakeDeliveredParams,
   EnqueueParams,
   EnqueueResult,
   Job,
@@ -67,6 +71,9 @@ export type WorkerRecord =
   | { e: 'stopped'; t: number }
 
 export class RecordingStore implements Store {
+  /** Jobs handed by waitForJobs and not taken yet, by lease token. */
+  private readonly delivered = new Map<string, ClaimedJob>()
+
   constructor(
     private readonly inner: Store,
     private readonly history: History,
@@ -87,20 +94,32 @@ export class RecordingStore implements Store {
     return jobs
   }
 
-  /**
-   * Jobs an enqueue claimed for a waiting worker are claims too. Made while the wait lasted, each
-   * at its lease's start (on the store's clock, as leaseUntil is), so that is when it was "sent".
-   */
+  /** Jobs an enqueue handed a waiting worker start only once it took them (takeDelivered). */
   async waitForJobs(params: WaitForJobsParams): Promise<WaitForJobsResult> {
     if (this.inner.waitForJobs === undefined) throw new Error(`${this.inner.kind} has no waitForJobs`)
-    const waitedFrom = Date.now()
     const result = await this.inner.waitForJobs(params)
-    const t1 = Date.now()
-    for (const job of result.jobs) {
-      const leasedAt = job.leaseExpiresAt - params.claim.leaseMs
-      this.recordClaims([job], Math.min(Math.max(waitedFrom, leasedAt), t1), t1)
-    }
+    for (const job of result.jobs) this.delivered.set(job.leaseToken, job)
     return result
+  }
+
+  /**
+   * A delivered job taken is a claim, sent when the take was: its lease ran at least to the
+   * delivery's expiry, and the take renewed it from the moment it was sent. One not taken never
+   * ran here.
+   */
+  async takeDelivered(params: TakeDeliveredParams): Promise<SettleResult[]> {
+    if (this.inner.takeDelivered === undefined) throw new Error(`${this.inner.kind} has no takeDelivered`)
+    const t0 = Date.now()
+    const results = await this.inner.takeDelivered(params)
+    const t1 = Date.now()
+    params.leases.forEach(({ leaseToken }, i) => {
+      const job = this.delivered.get(leaseToken)
+      this.delivered.delete(leaseToken)
+      if (job === undefined || results[i] !== 'ok') return
+      this.recordClaims([job], t0, t1)
+      this.history.write({ e: 'renew', id: job.id, token: leaseToken, result: 'ok', t0, t1 })
+    })
+    return results
   }
 
   async settle(params: SettleParams): Promise<SettleResult[]> {
@@ -165,6 +184,12 @@ export class RecordingStore implements Store {
   }
 
   // The rest passes through unrecorded.
+  findExpiredLeases(params?: FindExpiredLeasesParams): Promise<FindExpiredLeasesResult> {
+    return this.inner.findExpiredLeases(params)
+  }
+  clampLeases(params?: ClampLeasesParams): Promise<number> {
+    return this.inner.clampLeases(params)
+  }
   migrate(): Promise<MigrateResult> {
     return this.inner.migrate()
   }

@@ -21,6 +21,8 @@ export interface RedisServerOptions {
   dir: string
   appendfsync?: 'always' | 'everysec' | 'no'
   appendonly?: boolean
+  /** More environment for the server (a preloaded library: tests/helpers/fake-clock.ts). */
+  env?: Record<string, string>
 }
 
 /**
@@ -44,7 +46,7 @@ export async function startRedisServer(options: RedisServerOptions): Promise<Own
     url,
     dir,
     async start() {
-      child = spawnServer(args)
+      child = spawnServer(args, options.env)
       await untilAnswers(url, () => true)
     },
     async kill() {
@@ -73,8 +75,8 @@ process.on('exit', () => {
  * A redis-server of ours. It stays in this process's session (and so its scheduling group), as the
  * benchmarks have always run it.
  */
-function spawnServer(args: readonly string[]): ChildProcess {
-  const child = spawn('redis-server', args, { stdio: 'ignore' })
+function spawnServer(args: readonly string[], env: Record<string, string> = {}): ChildProcess {
+  const child = spawn('redis-server', args, { stdio: 'ignore', env: { ...process.env, ...env } })
   live.add(child)
   return child
 }

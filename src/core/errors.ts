@@ -6,6 +6,7 @@
 export type FerryErrorCode =
   | ValidationErrorCode
   | 'job_not_found'
+  | 'job_locked'
   | 'store_closed'
   | 'store_unavailable'
   | 'migration_required'
@@ -50,6 +51,23 @@ export class JobNotFoundError extends FerryError {
 
   constructor(jobId: string) {
     super('job_not_found', `job ${jobId} does not exist`)
+    this.jobId = jobId
+  }
+}
+
+/**
+ * A worker could not write about one of its jobs because something outside Ferry holds the job's
+ * record locked (a PostgreSQL session with its row FOR UPDATE): reported as a worker error, and
+ * written again once the lock is gone. Only that job waits.
+ */
+export class JobLockedError extends FerryError {
+  readonly jobId: string
+
+  constructor(jobId: string, what: string) {
+    super(
+      'job_locked',
+      `job ${jobId}: its row is locked by another session, so its ${what} waits until the lock is released`,
+    )
     this.jobId = jobId
   }
 }

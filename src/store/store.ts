@@ -82,7 +82,13 @@ export interface SettleParams {
   now?: number
 }
 
-export type SettleResult = 'ok' | 'lease_lost'
+/**
+ * - `ok`: written
+ * - `lease_lost`: this worker no longer holds the job (a settlement or renewal of a stale claim)
+ * - `locked`: nothing written, the job's record is locked by someone else (a PostgreSQL session
+ *   outside Ferry holding its row): try again later; the lease is still this worker's
+ */
+export type SettleResult = 'ok' | 'lease_lost' | 'locked'
 
 export interface SettleAndClaimParams {
   settlements: readonly Settlement[]
@@ -103,10 +109,42 @@ export interface RenewParams {
   now?: number
 }
 
+/** A lease as it was seen: the job, the token of its claim, and when the store said it expires. */
+export interface LeaseSeen {
+  id: JobId
+  leaseToken: string
+  leaseExpiresAt: number
+}
+
+export interface ExpiredLease extends LeaseSeen {
+  /** The lease's length, as its claim or last renewal set it. */
+  leaseMs: number
+}
+
+export interface FindExpiredLeasesParams {
+  now?: number
+  /** Most leases to return, oldest expiry first. Default 1000. */
+  limit?: number
+}
+
+export interface FindExpiredLeasesResult {
+  /** The store's clock when it looked. */
+  now: number
+  /** Active jobs whose lease has run out, oldest expiry first. */
+  leases: ExpiredLease[]
+  /** When the next lease that has not run out yet will (if it is not renewed first), or null. */
+  nextExpiresAt: number | null
+}
+
 export interface RecoverParams {
   now?: number
   /** Most jobs to recover in this call (the sweep repeats while it finds more). */
   limit?: number
+  /**
+   * Only these leases, each if it is still exactly as seen (the same token and expiry, so not
+   * renewed since) and has run out. Without it: every lease that has run out.
+   */
+  leases?: readonly LeaseSeen[]
 }
 
 export interface RecoverResult {
@@ -114,6 +152,18 @@ export interface RecoverResult {
   retried: JobId[]
   /** Jobs that had no attempts left. */
   dead: JobId[]
+}
+
+export interface ClampLeasesParams {
+  now?: number
+}
+
+export interface TakeDeliveredParams {
+  /** The jobs a waitForJobs was handed, with the tokens it was handed them with. */
+  leases: readonly { id: JobId; leaseToken: string }[]
+  /** The worker's own lease, which replaces the short one of the delivery. */
+  leaseMs: number
+  now?: number
 }
 
 export interface WaitParams {
@@ -135,9 +185,19 @@ export interface WaitForJobsParams extends WaitParams {
 export interface WaitForJobsResult {
   /** 'delivered' when an enqueue claimed jobs for this waiter; else why the wait ended. */
   reason: WakeReason | 'delivered'
-  /** The jobs claimed for this waiter, in claim order: empty unless delivered. */
+  /**
+   * The jobs claimed for this waiter, in claim order: empty unless delivered. Each holds a short
+   * delivery lease (DELIVERY_LEASE_MS at most) until takeDelivered: a job its waiter never takes
+   * (it froze, stalled or died) goes back in line, its attempt unused, once that lease runs out.
+   */
   jobs: ClaimedJob[]
 }
+
+/**
+ * How long a delivered job waits for its waiter to take it (takeDelivered) before recoverExpired
+ * puts it back, attempt unused: long enough for a busy event loop, short next to any lease.
+ */
+export const DELIVERY_LEASE_MS = 2000
 
 /**
  * - `notified`: a job was enqueued (or made ready) that may be on one of the queues
@@ -251,9 +311,26 @@ export interface Store {
    */
   waitForJobs?(params: WaitForJobsParams): Promise<WaitForJobsResult>
 
+  /**
+   * Only stores with `capabilities.delivery`: the worker takes jobs it was handed by waitForJobs,
+   * before it starts them. Fenced by the token: 'ok' gives the job the worker's own lease;
+   * 'lease_lost' means the waiter took too long and the job went back in line (do not run it).
+   */
+  takeDelivered?(params: TakeDeliveredParams): Promise<SettleResult[]>
+
   // maintenance: idempotent, safe to run on every worker
-  /** Active jobs whose lease ran out: back to ready with the attempt counted, or dead if none are left. */
+  /** Active jobs whose lease ran out (all, or those given): each back to ready with the attempt
+   * counted, or dead if none are left; a delivered job its waiter never took goes back to ready
+   * with its attempt unused. */
   recoverExpired(params?: RecoverParams): Promise<RecoverResult>
+  /** What recoverExpired would take, and the store's clock: read only. */
+  findExpiredLeases(params?: FindExpiredLeasesParams): Promise<FindExpiredLeasesResult>
+  /**
+   * Leases renewed at a later time than now, which only a clock that went back can show: each is
+   * moved to expire its own length from now (a dead worker's job would otherwise wait for the
+   * clock to catch up). Returns how many moved.
+   */
+  clampLeases(params?: ClampLeasesParams): Promise<number>
 
   // admin
   getJob(id: JobId): Promise<Job | null>

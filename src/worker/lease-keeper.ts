@@ -7,6 +7,10 @@ export interface LeaseKeeperOptions {
   leases: () => { id: string; leaseToken: string }[]
   /** A job whose lease this worker no longer holds: cancelled, or recovered after it expired. */
   onLost: (id: string) => void
+  /** A lease renewed by a call sent at `sentAt` (performance.now()). */
+  onRenewed: (id: string, sentAt: number) => void
+  /** A lease not renewed because the job's record is locked elsewhere: still this worker's. */
+  onLocked: (id: string) => void
   onError: (error: unknown) => void
 }
 
@@ -36,9 +40,13 @@ export class LeaseKeeper {
     if (leases.length === 0) return
     this.renewing = true
     try {
+      const sentAt = performance.now()
       const results = await this.options.store.renew({ leases, leaseMs: this.options.leaseMs })
       results.forEach((result, i) => {
-        if (result === 'lease_lost') this.options.onLost(leases[i]!.id)
+        const { id } = leases[i]!
+        if (result === 'lease_lost') this.options.onLost(id)
+        else if (result === 'locked') this.options.onLocked(id)
+        else this.options.onRenewed(id, sentAt)
       })
     } catch (error) {
       this.options.onError(error)

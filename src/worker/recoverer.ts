@@ -1,26 +1,70 @@
-import type { RecoverResult, Store } from '../store/store.js'
+import type { ExpiredLease, RecoverResult, Store } from '../store/store.js'
 
 export interface RecovererOptions {
   store: Store
   intervalMs: number
+  /** This worker's own lease: how long a newly started recoverer is careful (see below). */
+  leaseMs: number
   onDone: (result: RecoverResult) => void
   onError: (error: unknown) => void
+  /** Milliseconds of a clock that never steps. Default performance.now(); tests inject their own. */
+  monotonicNow?: () => number
+}
+
+/** How far the store's clock may stray from ours between two sweeps before it counts as a step. */
+const STEP_TOLERANCE_MS = 100
+const STEP_TOLERANCE_RATE = 0.001
+/** Leases read per call, and recovered per call. */
+const SWEEP_LIMIT = 1000
+
+/** The store's clock as a sweep read it, between two readings of ours. */
+interface Reading {
+  storeNow: number
+  sentAt: number
+  receivedAt: number
 }
 
 /**
  * Puts back jobs whose worker died or froze: their lease expired. Every worker runs one; the
  * sweep is idempotent, so many of them at once do no harm. It sweeps at start, then every
  * interval with a little jitter, so workers started together do not sweep together.
+ *
+ * Wall clocks step (NTP corrections, a VM resumed, an operator's `date -s`), and a lease's expiry is
+ * an instant on the store's clock. A forward step makes every healthy lease look expired at once;
+ * taken back, their jobs would run twice. So the recoverer reads the expired leases first, with the
+ * store's clock, and compares how far that clock moved since its last sweep with how far its own
+ * monotonic clock did. While they agree it recovers what expired. When the store's clock jumped
+ * ahead (and for a while after starting, when it cannot know), it is careful: it recovers a lease
+ * only once it has watched it stay expired, and unrenewed, for half the lease's length, which is
+ * longer than a healthy holder takes to renew (every third of its lease). When the store's clock
+ * went back, leases renewed "in the future" would hold a dead worker's job until the clock caught
+ * up: it has the store clamp them to their own length from now (and does so at start, for a step
+ * it did not see). docs/reliability.md gives the bounds.
  */
 export class Recoverer {
   private timer: NodeJS.Timeout | null = null
   private sweeping: Promise<RecoverResult> | null = null
   private stopped = false
+  private readonly monotonicNow: () => number
+  private last: Reading | null = null
+  /** Until then (our clock), recover only leases watched for long enough. */
+  private carefulUntil = -Infinity
+  /** Leases seen expired while careful: when each was first seen (our clock), by id. */
+  private readonly watched = new Map<string, { lease: ExpiredLease; since: number }>()
+  /** Ends a careful sweep's wait early (stop). */
+  private wakeWait: (() => void) | null = null
+  /** From the last sweep: how long until the next lease that had not run out will (store time). */
+  private nextExpiryIn: number | null = null
 
-  constructor(private readonly options: RecovererOptions) {}
+  constructor(private readonly options: RecovererOptions) {
+    this.monotonicNow = options.monotonicNow ?? (() => performance.now())
+  }
 
   start(): void {
     this.stopped = false
+    // A step may have come just before: careful for one lease, and clamp (the first sweep does).
+    this.carefulUntil = this.monotonicNow() + this.options.leaseMs
+    this.last = null
     this.schedule(0)
   }
 
@@ -28,34 +72,145 @@ export class Recoverer {
     this.stopped = true
     if (this.timer !== null) clearTimeout(this.timer)
     this.timer = null
+    this.wakeWait?.()
     await this.sweeping?.catch(() => undefined)
   }
 
-  /** One sweep now, until nothing expired is left. */
+  /** One sweep now, until nothing expired is left (careful, it waits for what it watches). */
   runOnce(): Promise<RecoverResult> {
     this.sweeping ??= this.sweep().finally(() => (this.sweeping = null))
     return this.sweeping
   }
 
   private async sweep(): Promise<RecoverResult> {
+    const { store } = this.options
     const total: RecoverResult = { retried: [], dead: [] }
-    for (;;) {
-      const { retried, dead } = await this.options.store.recoverExpired()
-      total.retried.push(...retried)
-      total.dead.push(...dead)
-      if (retried.length + dead.length === 0 || this.stopped) break
+    this.nextExpiryIn = null
+    while (!this.stopped) {
+      const sentAt = this.monotonicNow()
+      const { now, leases, nextExpiresAt } = await store.findExpiredLeases({ limit: SWEEP_LIMIT })
+      this.nextExpiryIn = nextExpiresAt === null ? null : nextExpiresAt - now
+      const receivedAt = this.monotonicNow()
+      const step = this.stepSince({ storeNow: now, sentAt, receivedAt })
+      this.last = { storeNow: now, sentAt, receivedAt }
+      if (step === null || step < 0) {
+        // Started (a step it did not see), or the store's clock went back.
+        await store.clampLeases()
+      }
+      if (step !== null && step > 0) this.carefulUntil = Math.max(this.carefulUntil, receivedAt + step)
+
+      const careful = receivedAt < this.carefulUntil
+      const due = careful ? this.watch(leases, receivedAt) : leases
+      if (!careful) this.watched.clear()
+      if (due.length > 0) {
+        const { retried, dead } = await store.recoverExpired({ leases: due })
+        total.retried.push(...retried)
+        total.dead.push(...dead)
+        for (const id of [...retried, ...dead]) this.watched.delete(id)
+      }
+      if (leases.length === SWEEP_LIMIT && due.length > 0) continue
+      // Careful, with leases still being watched: come back when the first is due, not a whole
+      // interval later.
+      const nextDueAt = careful ? this.nextWatchedDueAt() : null
+      if (nextDueAt === null || this.stopped) break
+      await this.waitUntil(nextDueAt)
     }
     this.options.onDone(total)
     return total
   }
 
+  /**
+   * How far the store's clock stepped since the last sweep (positive: ahead, negative: back), 0 when
+   * it moved as ours did, null for the first sweep. The store read its clock some time between our
+   * sending and receiving, both times: so between two sweeps it moved at least the time between the
+   * first answer and the second question, and at most that between the first question and the
+   * second answer.
+   */
+  private stepSince(reading: Reading): number | null {
+    const last = this.last
+    if (last === null) return null
+    const moved = reading.storeNow - last.storeNow
+    const least = reading.sentAt - last.receivedAt
+    const most = reading.receivedAt - last.sentAt
+    const tolerance = STEP_TOLERANCE_MS + STEP_TOLERANCE_RATE * most
+    if (moved > most + tolerance) return moved - most
+    if (moved < least - tolerance) return moved - least
+    return 0
+  }
+
+  /**
+   * Notes these expired leases as watched from now (those not seen before, or changed: renewed and
+   * expired again, claimed again) and returns those watched for half their length already.
+   */
+  private watch(leases: readonly ExpiredLease[], now: number): ExpiredLease[] {
+    const listed = new Set<string>()
+    const due: ExpiredLease[] = []
+    for (const lease of leases) {
+      listed.add(lease.id)
+      const seen = this.watched.get(lease.id)
+      if (
+        seen === undefined ||
+        seen.lease.leaseToken !== lease.leaseToken ||
+        seen.lease.leaseExpiresAt !== lease.leaseExpiresAt
+      ) {
+        this.watched.set(lease.id, { lease, since: now })
+      } else if (now - seen.since >= watchMs(lease)) {
+        due.push(lease)
+      }
+    }
+    // Not expired any more (renewed) or gone (settled, recovered elsewhere): nothing to watch.
+    for (const id of this.watched.keys()) if (!listed.has(id)) this.watched.delete(id)
+    return due
+  }
+
+  private nextWatchedDueAt(): number | null {
+    let next: number | null = null
+    for (const { lease, since } of this.watched.values()) {
+      const dueAt = since + watchMs(lease)
+      if (next === null || dueAt < next) next = dueAt
+    }
+    return next
+  }
+
+  private waitUntil(at: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(
+        () => {
+          this.wakeWait = null
+          resolve()
+        },
+        Math.max(1, at - this.monotonicNow()),
+      )
+      this.wakeWait = () => {
+        clearTimeout(timer)
+        this.wakeWait = null
+        resolve()
+      }
+    })
+  }
+
+  /**
+   * The next sweep: after the interval (with jitter), or when the next lease the last sweep saw
+   * runs out, if sooner. Healthy leases are renewed long before (a third of the way), so this wakes
+   * no idle worker more often; it brings back soon a short lease nobody renews: a job handed to a
+   * waiter that froze (a delivery lease, DELIVERY_LEASE_MS).
+   */
   private schedule(delayMs: number): void {
     if (this.stopped) return
     this.timer = setTimeout(() => {
       this.timer = null
       this.runOnce()
         .catch((error: unknown) => this.options.onError(error))
-        .finally(() => this.schedule(this.options.intervalMs * (0.9 + Math.random() * 0.2)))
+        .finally(() => {
+          const interval = this.options.intervalMs * (0.9 + Math.random() * 0.2)
+          const expiry = this.nextExpiryIn
+          this.schedule(expiry === null ? interval : Math.min(interval, Math.max(1, expiry + 1)))
+        })
     }, delayMs)
   }
+}
+
+/** How long a lease must be seen expired and unrenewed, when careful: half its length. */
+function watchMs(lease: ExpiredLease): number {
+  return Math.max(1, lease.leaseMs / 2)
 }

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events'
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import { backoffMs, type BackoffOptions } from '../core/backoff.js'
-import { isStoreLost, ValidationError } from '../core/errors.js'
+import { isStoreLost, JobLockedError, ValidationError } from '../core/errors.js'
 import type { ClaimedJob, JobError } from '../core/job.js'
 import { giveBack, type Settlement } from '../core/outcome.js'
 import { TickBatcher } from '../core/tick-batcher.js'
@@ -42,8 +42,9 @@ export interface WorkerOptions {
   timeLimitMs?: number
   /** Stop once the process's resident memory passes this, checked after each job. */
   memoryLimitBytes?: number
-  /** How often to look for jobs whose lease expired. Default: the lease, at most 10 s, so a short
-   * lease also means a dead worker's jobs come back soon. */
+  /** How often to look for jobs whose lease expired. Default: a third of the lease, at most 10 s,
+   * so a short lease also means a dead worker's jobs (and jobs handed to a waiter that froze) come
+   * back soon. */
   recoverIntervalMs?: number
   /** Defaults to host:pid:random. */
   workerId?: string
@@ -132,6 +133,21 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly held: ClaimedJob[] = []
   /** Ended, their outcome being written: their leases are kept until the store has it. */
   private readonly settling = new Map<string, ClaimedJob>()
+  /** Held past half their lease (a freeze, a stall): being renewed before they start, each in a slot. */
+  private readonly confirming = new Map<string, ClaimedJob>()
+  /**
+   * When each lease this worker holds was last granted or renewed: the performance.now() at which
+   * the call that did it was sent (the store read its clock after that). A job starts only while
+   * this is recent; else its lease is renewed first, so a worker that froze with a claim's answer
+   * unread never starts a job the store already gave to another.
+   */
+  private readonly leaseSince = new Map<string, number>()
+  /** Jobs whose record is locked outside Ferry, reported once until a write about them succeeds. */
+  private readonly lockedJobs = new Set<string>()
+  /** Set once the worker has stopped: settlements waiting for a lock stop trying. */
+  private finished = false
+  /** Wakes a stopping worker waiting for its last outcomes to be written. */
+  private onSettled: (() => void) | null = null
   /** Jobs asked for by claims in flight: they count against the room for more. */
   private claimsInFlight = 0
   private readonly completer: TickBatcher<Settlement, SettleResult>
@@ -193,11 +209,17 @@ export class Worker extends EventEmitter<WorkerEvents> {
       leaseMs,
       leases: () => this.leasedJobs().map((job) => ({ id: job.id, leaseToken: job.leaseToken })),
       onLost: (id) => this.leaseLost(id),
+      onRenewed: (id, sentAt) => {
+        this.leaseSince.set(id, sentAt)
+        this.lockedJobs.delete(id)
+      },
+      onLocked: (id) => this.jobLocked(id, 'lease renewal'),
       onError: (error) => this.storeError(error),
     })
     this.recoverer = new Recoverer({
       store,
-      intervalMs: options.recoverIntervalMs ?? Math.min(leaseMs, 10_000),
+      leaseMs,
+      intervalMs: options.recoverIntervalMs ?? Math.min(Math.round(leaseMs / 3), 10_000),
       onDone: (result) => this.emit('recover:done', result),
       onError: (error) => this.storeError(error),
     })
@@ -233,7 +255,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.starting = true
     await this.executor.start()
     this.stopRequestAtStart = await this.store.stopRequestedAt()
-    this.lastStopCheckAt = Date.now()
+    this.lastStopCheckAt = performance.now()
     if (this.stopReason !== null) {
       // stop() came while starting: it already resolved `stopped`; run nothing.
       await this.executor.close()
@@ -293,6 +315,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       if (!drained) {
         let jobs: ClaimedJob[]
         this.claimsInFlight += limit
+        const sentAt = performance.now()
         try {
           jobs = await this.store.claim({
             queues: this.queues,
@@ -308,7 +331,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         } finally {
           this.claimsInFlight -= limit
         }
-        for (const job of jobs) this.take(job)
+        for (const job of jobs) this.take(job, sentAt)
         if (jobs.length === limit || this.stopReason !== null) continue
       }
       // The queues are drained: sleep until something happens.
@@ -352,7 +375,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
           signal: wait.signal,
           claim,
         })
-        for (const job of jobs) this.take(job)
+        await this.takeDelivered(jobs)
         return { reason, jobs: jobs.length }
       } finally {
         this.claimsInFlight -= limit
@@ -360,6 +383,35 @@ export class Worker extends EventEmitter<WorkerEvents> {
     } finally {
       this.workWait = null
     }
+  }
+
+  /**
+   * Jobs an enqueue handed this worker hold a short delivery lease until it takes them, which it
+   * does before it starts them: a job it took too long to take (it froze or stalled meanwhile) has
+   * gone back in line, attempt unused, and must not run here.
+   */
+  private async takeDelivered(jobs: readonly ClaimedJob[]): Promise<void> {
+    if (jobs.length === 0) return
+    const sentAt = performance.now()
+    let results: SettleResult[]
+    try {
+      results = await this.store.takeDelivered!({
+        leases: jobs.map((job) => ({ id: job.id, leaseToken: job.leaseToken })),
+        leaseMs: this.leaseMs,
+      })
+    } catch (error) {
+      // Not taken: their delivery leases run out and they go back in line, attempt unused.
+      this.storeError(error)
+      return
+    }
+    jobs.forEach((job, i) => {
+      if (results[i] === 'ok') {
+        this.take(job, sentAt)
+      } else {
+        this.counts.leaseLost++
+        this.emit('job:lease-lost', job)
+      }
+    })
   }
 
   /**
@@ -371,9 +423,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (limit <= 0) return this.store.settle({ settlements })
     const claim = { queues: this.queues, limit, leaseMs: this.leaseMs, workerId: this.workerId }
     this.claimsInFlight += limit
+    const sentAt = performance.now()
     try {
       const { settled, claimed } = await this.store.settleAndClaim({ settlements, claim })
-      for (const job of claimed) this.take(job)
+      for (const job of claimed) this.take(job, sentAt)
       return settled
     } finally {
       this.claimsInFlight -= limit
@@ -386,7 +439,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
    */
   private claimLimit(): number {
     const pending = this.held.length + this.claimsInFlight
-    const room = this.concurrency + this.prefetch - this.running.size - pending
+    const room = this.concurrency + this.prefetch - this.runningOrStarting() - pending
     const { jobLimit } = this.options
     return jobLimit === undefined ? room : Math.min(room, jobLimit - this.counts.claimed - pending)
   }
@@ -396,9 +449,19 @@ export class Worker extends EventEmitter<WorkerEvents> {
     return jobLimit !== undefined && this.counts.claimed >= jobLimit
   }
 
-  /** Every job this worker holds a lease on: running, held ahead, or being settled. */
+  /** Every job this worker holds a lease on: running, held ahead, about to start, or being settled. */
   private leasedJobs(): ClaimedJob[] {
-    return [...[...this.running.values()].map(({ job }) => job), ...this.held, ...this.settling.values()]
+    return [
+      ...[...this.running.values()].map(({ job }) => job),
+      ...this.held,
+      ...this.confirming.values(),
+      ...this.settling.values(),
+    ]
+  }
+
+  /** Slots in use: jobs running, and jobs whose lease is being renewed before they start. */
+  private runningOrStarting(): number {
+    return this.running.size + this.confirming.size
   }
 
   /** Waits until a job ends and leaves room (or the worker must stop). */
@@ -432,7 +495,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   /** Asks the store whether an operator asked workers to stop: after a wake-up, or once a second. */
   private async checkStopRequest(force: boolean): Promise<void> {
-    const now = Date.now()
+    const now = performance.now()
     if (!force && now - this.lastStopCheckAt < STOP_CHECK_INTERVAL_MS) return
     this.lastStopCheckAt = now
     const requestedAt = await this.store.stopRequestedAt()
@@ -441,14 +504,66 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   // ── one job ────────────────────────────────────────────────────────────────────────────────
 
-  /** A claimed job runs now if a slot is free, else waits in `held` for one. */
-  private take(job: ClaimedJob): void {
-    if (this.running.size < this.concurrency && this.stopReason === null) {
-      this.execute(job)
+  /**
+   * A claimed job (its lease granted by a call sent at `leasedAt`) runs now if a slot is free, else
+   * waits in `held` for one.
+   */
+  private take(job: ClaimedJob, leasedAt: number): void {
+    this.leaseSince.set(job.id, leasedAt)
+    if (this.runningOrStarting() < this.concurrency && this.stopReason === null) {
+      this.startJob(job)
     } else {
       this.held.push(job)
       this.leaseKeeper.start()
     }
+  }
+
+  /**
+   * Runs a job in a free slot, if this worker surely still holds its lease: granted or renewed
+   * less than half a lease ago (by this host's monotonic clock, which a frozen process's also
+   * counts). Else, the lease is renewed first (fenced by its token) and the job runs only if that
+   * succeeded.
+   */
+  private startJob(job: ClaimedJob): void {
+    if (performance.now() - (this.leaseSince.get(job.id) ?? -Infinity) <= this.leaseMs / 2) {
+      this.execute(job)
+      return
+    }
+    this.confirming.set(job.id, job)
+    this.leaseKeeper.start()
+    const sentAt = performance.now()
+    this.store.renew({ leases: [{ id: job.id, leaseToken: job.leaseToken }], leaseMs: this.leaseMs }).then(
+      ([result]) => {
+        this.confirming.delete(job.id)
+        if (result !== 'ok') {
+          this.forget(job.id)
+          this.counts.leaseLost++
+          this.emit('job:lease-lost', job)
+          this.slotFreed()
+        } else if (this.stopReason !== null) {
+          // Stopping: it goes back in line with the held ones.
+          this.held.push(job)
+          this.slotFreed()
+        } else {
+          this.leaseSince.set(job.id, sentAt)
+          this.execute(job)
+        }
+        this.stopKeeperWhenNoLeases()
+      },
+      (error: unknown) => {
+        // Not renewed: left to its lease, which runs out, and to recovery.
+        this.confirming.delete(job.id)
+        this.forget(job.id)
+        this.storeError(error)
+        this.slotFreed()
+        this.stopKeeperWhenNoLeases()
+      },
+    )
+  }
+
+  /** The worker no longer holds this job's lease. */
+  private forget(id: string): void {
+    this.leaseSince.delete(id)
   }
 
   private execute(job: ClaimedJob): void {
@@ -486,6 +601,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const settlement = this.decide(entry, outcome, Date.now())
     this.running.delete(job.id)
     if (settlement === null) {
+      this.forget(job.id)
       this.counts.leaseLost++
       this.emit('job:lease-lost', job)
       this.slotFreed()
@@ -559,6 +675,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   private report(job: ClaimedJob, settlement: Settlement, result: SettleResult): void {
+    // Given up on while its row stayed locked: the lease decides what happens to it.
+    if (result === 'locked') return
     if (result === 'lease_lost') {
       this.counts.leaseLost++
       this.emit('job:lease-lost', job)
@@ -589,7 +707,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     // The memory limit is checked after each job, before its slot is used again.
     this.checkMemory()
     const next = this.stopReason === null ? this.held.shift() : undefined
-    if (next !== undefined) this.execute(next)
+    if (next !== undefined) this.startJob(next)
     // Only a loop waiting for room needs waking; one waiting for work has room already.
     else if (this.waitingForCapacity) this.interruptWait()
   }
@@ -597,12 +715,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** The store has the job's outcome (or gave up on it): the worker holds its lease no longer. */
   private settled(job: ClaimedJob): void {
     this.settling.delete(job.id)
+    this.forget(job.id)
+    this.onSettled?.()
     this.stopKeeperWhenNoLeases()
     if (this.waitingForCapacity) this.interruptWait()
   }
 
   private stopKeeperWhenNoLeases(): void {
-    if (this.running.size === 0 && this.held.length === 0 && this.settling.size === 0) this.leaseKeeper.stop()
+    if (this.leasedJobs().length === 0) this.leaseKeeper.stop()
   }
 
   /** The lease keeper found a lease gone: a running job is aborted, a held one dropped. */
@@ -613,6 +733,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       return
     }
     const [job] = this.held.splice(at, 1)
+    this.forget(job!.id)
     this.counts.leaseLost++
     this.emit('job:lease-lost', job!)
     this.stopKeeperWhenNoLeases()
@@ -622,6 +743,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private async releaseHeld(): Promise<void> {
     const held = this.held.splice(0)
     if (held.length === 0) return
+    for (const job of held) this.forget(job.id)
     try {
       await this.store.settle({ settlements: held.map(giveBack) })
     } catch (error) {
@@ -632,9 +754,19 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   /** A settlement must not be lost to a passing store failure: retry it while the lease lasts. */
   private async submitSettlement(settlement: Settlement): Promise<SettleResult> {
-    for (let attempt = 1; ; attempt++) {
+    for (let attempt = 1, lockedFor = 0; ; attempt++) {
       try {
-        return await this.completer.submit(settlement)
+        const result = await this.completer.submit(settlement)
+        if (result !== 'locked') {
+          this.lockedJobs.delete(settlement.id)
+          return result
+        }
+        // Its row is locked outside Ferry: only this outcome waits, written again once it is free.
+        // A stopping worker waits for it at most a lease (finish()), then leaves it to the lease.
+        this.jobLocked(settlement.id, 'outcome')
+        await new Promise((resolve) => setTimeout(resolve, backoffMs(++lockedFor, STORE_ERROR_BACKOFF_MS)))
+        if (this.finished) return result
+        attempt--
       } catch (error) {
         this.storeError(error)
         const delayMs = backoffMs(attempt, STORE_ERROR_BACKOFF_MS)
@@ -644,6 +776,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
         await new Promise((resolve) => setTimeout(resolve, delayMs))
       }
     }
+  }
+
+  /** A write about this job waits for a lock held outside Ferry: said once, as a worker error. */
+  private jobLocked(id: string, what: string): void {
+    if (this.lockedJobs.has(id)) return
+    this.lockedJobs.add(id)
+    this.emit('worker:error', new JobLockedError(id, what))
   }
 
   // ── stopping ───────────────────────────────────────────────────────────────────────────────
@@ -672,6 +811,21 @@ export class Worker extends EventEmitter<WorkerEvents> {
     for (const id of [...this.running.keys()]) this.abortJob(id, 'shutdown')
   }
 
+  /** Waits until every outcome is written (some may wait for a lock), at most `ms`. */
+  private async settlingDone(ms: number): Promise<void> {
+    const deadline = performance.now() + ms
+    while (this.settling.size > 0 && performance.now() < deadline) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.max(1, deadline - performance.now()))
+        this.onSettled = () => {
+          clearTimeout(timer)
+          resolve()
+        }
+      })
+      this.onSettled = null
+    }
+  }
+
   private checkMemory(): void {
     const limit = this.options.memoryLimitBytes
     if (limit !== undefined && process.memoryUsage.rss() > limit) this.beginStop('memory-limit')
@@ -680,11 +834,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** After the loop: let running jobs end (or abort them on a hard stop), settle, release. */
   private async finish(): Promise<void> {
     if (this.timeLimitTimer !== null) clearTimeout(this.timeLimitTimer)
-    while (this.running.size > 0) {
+    while (this.runningOrStarting() > 0) {
       if (this.hardStop) this.abortRunning()
       await this.waitForCapacity()
     }
     await this.completer.drain()
+    await this.settlingDone(this.leaseMs)
+    this.finished = true
     await this.releaseHeld()
     this.leaseKeeper.stop()
     await this.recoverer.stop()

@@ -13,7 +13,13 @@ import { describe, it } from 'node:test'
 import { FerryError } from '../../src/core/errors.js'
 import type { ClaimedJob, Job, JobError, JobId, NewJob } from '../../src/core/job.js'
 import type { Settlement } from '../../src/core/outcome.js'
-import type { QueueStats, Store, WaitForJobsParams, WaitForJobsResult } from '../../src/store/store.js'
+import {
+  DELIVERY_LEASE_MS,
+  type QueueStats,
+  type Store,
+  type WaitForJobsParams,
+  type WaitForJobsResult,
+} from '../../src/store/store.js'
 import {
   newJob,
   sortIds,
@@ -953,12 +959,110 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         assert.deepEqual(await store.recoverExpired({ now: t + MINUTE, limit: 2 }), { retried: [], dead: [] })
       })
 
+      test('recovers only the leases given, each if still as seen and run out', async ({ store }) => {
+        const t = Date.now()
+        const [renewed, reclaimed, live, taken] = await enqueueJobs(store, t, [{}, {}, {}, {}])
+        const jobs = await claimAt(store, t, { limit: 4, leaseMs: SECOND })
+        const seen = jobs.map(({ id, leaseToken, leaseExpiresAt }) => ({ id, leaseToken, leaseExpiresAt }))
+        const byId = new Map(jobs.map((job) => [job.id, job]))
+        // Since they were seen: one renewed, one recovered and claimed again; one not expired yet.
+        assert.deepEqual(await renewAt(store, t + 500, byId.get(renewed!)!, SECOND), ['ok'])
+        assert.deepEqual(await store.recoverExpired({ now: t + SECOND, leases: [seen[1]!] }), {
+          retried: [reclaimed],
+          dead: [],
+        })
+        await claimAt(store, t + SECOND, { leaseMs: SECOND }, reclaimed)
+        const notYet = { ...seen[2]!, leaseExpiresAt: seen[2]!.leaseExpiresAt }
+        assert.deepEqual(await store.recoverExpired({ now: t + SECOND - 1, leases: [notYet] }), {
+          retried: [],
+          dead: [],
+        })
+        assert.deepEqual(
+          await store.recoverExpired({ now: t + 2 * SECOND, leases: [seen[0]!, seen[1]!, seen[3]!] }),
+          { retried: [taken], dead: [] },
+          'only the one still as seen',
+        )
+        assert.equal((await getExisting(store, live!)).state, 'active')
+        assert.equal((await getExisting(store, renewed!)).state, 'active')
+        assert.deepEqual(await store.recoverExpired({ now: t + 2 * SECOND, leases: [] }), {
+          retried: [],
+          dead: [],
+        })
+      })
+
       test('recovers nothing when no job is active', async ({ store }) => {
         const t = Date.now()
         assert.deepEqual(await store.recoverExpired({ now: t }), { retried: [], dead: [] })
         await enqueueJobs(store, t, [{}, { delayMs: SECOND }])
         await finishNew(store, t, 'completed', { queue: 'done' })
         assert.deepEqual(await store.recoverExpired({ now: t + HOUR }), { retried: [], dead: [] })
+      })
+    })
+
+    describe('findExpiredLeases', () => {
+      test('lists active jobs whose lease ran out, oldest expiry first, with the store clock and each lease', async ({
+        store,
+      }) => {
+        const t = Date.now()
+        const [first, second, live] = await enqueueJobs(store, t, [{ priority: 2 }, { priority: 1 }, {}])
+        const [a] = await claimAt(store, t, { limit: 1, leaseMs: 2 * SECOND })
+        const [b] = await claimAt(store, t + 100, { limit: 1, leaseMs: SECOND })
+        await claimAt(store, t, { limit: 1, leaseMs: HOUR }, live)
+        assert.deepEqual(await store.findExpiredLeases({ now: t + 2 * SECOND }), {
+          now: t + 2 * SECOND,
+          nextExpiresAt: t + HOUR,
+          leases: [
+            { id: second, leaseToken: b!.leaseToken, leaseExpiresAt: t + 100 + SECOND, leaseMs: SECOND },
+            { id: first, leaseToken: a!.leaseToken, leaseExpiresAt: t + 2 * SECOND, leaseMs: 2 * SECOND },
+          ],
+        })
+        assert.deepEqual((await store.findExpiredLeases({ now: t + 2 * SECOND, limit: 1 })).leases.length, 1)
+        // A renewal sets the length it was asked for.
+        assert.deepEqual(await renewAt(store, t + 2 * SECOND, a!, 3 * SECOND), ['ok'])
+        const later = await store.findExpiredLeases({ now: t + 10 * SECOND })
+        assert.deepEqual(
+          later.leases.map(({ id, leaseMs }) => ({ id, leaseMs })),
+          [
+            { id: second, leaseMs: SECOND },
+            { id: first, leaseMs: 3 * SECOND },
+          ],
+        )
+        // Read only: nothing was recovered.
+        assert.equal((await getExisting(store, first!)).state, 'active')
+      })
+
+      test("reads the store's own clock when no now is given", async ({ store }) => {
+        const before = Date.now()
+        const { now, leases, nextExpiresAt } = await store.findExpiredLeases()
+        // Server stores read their server's clock: allow for a small difference from this host's.
+        assert.ok(Math.abs(now - before) < 5 * SECOND, `now ${now} is near ${before}`)
+        assert.deepEqual(leases, [])
+        assert.equal(nextExpiresAt, null)
+      })
+    })
+
+    describe('clampLeases', () => {
+      test('brings leases renewed in the future (the clock went back) to their own length from now', async ({
+        store,
+      }) => {
+        const t = Date.now()
+        const [stale, fresh] = await enqueueJobs(store, t, [{ priority: 1 }, {}])
+        await claimAt(store, t, { limit: 1, leaseMs: 10 * SECOND }, stale)
+        const back = t - HOUR
+        await claimAt(store, back, { limit: 1, leaseMs: 20 * SECOND }, fresh)
+        const freshBefore = view(await getExisting(store, fresh!))
+        assert.equal(await store.clampLeases({ now: back + SECOND }), 1)
+        assert.equal((await getExisting(store, stale!)).leaseExpiresAt, back + SECOND + 10 * SECOND)
+        assert.deepEqual(
+          view(await getExisting(store, fresh!)),
+          freshBefore,
+          'a lease set before now is kept',
+        )
+        assert.equal(await store.clampLeases({ now: back + SECOND }), 0)
+        assert.deepEqual(await store.recoverExpired({ now: back + 11 * SECOND }), {
+          retried: [stale],
+          dead: [],
+        })
       })
     })
 
@@ -1084,11 +1188,30 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
               assert.equal(job.state, 'active')
               assert.equal(job.attempts, 1, 'the delivery counts the attempt, as a claim does')
               assert.equal(job.workerId, 'waiter-1')
-              assert.equal(job.leaseExpiresAt, before + LEASE_MS, 'leased from the enqueue')
+              assert.equal(
+                job.leaseExpiresAt,
+                before + DELIVERY_LEASE_MS,
+                'a delivery lease from the enqueue',
+              )
               assert.deepEqual(view(await getExisting(h.store, job.id)), view(job), 'as the store has it')
             }
-            // The leases are fenced like a claim's.
+            // Taken (fenced by the token like a claim's lease), they get the waiter's own lease.
             const [first, second] = wake.jobs
+            const take = (jobs: readonly ClaimedJob[]) =>
+              h.store.takeDelivered!({
+                leases: jobs.map((job) => ({ id: job.id, leaseToken: job.leaseToken })),
+                leaseMs: LEASE_MS,
+                now: before + 1,
+              })
+            assert.deepEqual(await take([{ ...first!, leaseToken: 'forged' }, second!]), ['lease_lost', 'ok'])
+            assert.deepEqual(await take([first!]), ['ok'])
+            for (const job of wake.jobs) {
+              assert.equal((await getExisting(h.store, job.id)).leaseExpiresAt, before + 1 + LEASE_MS)
+            }
+            assert.deepEqual(await h.store.recoverExpired({ now: before + DELIVERY_LEASE_MS }), {
+              retried: [],
+              dead: [],
+            })
             assert.deepEqual(await renewAt(h.store, before, { ...first!, leaseToken: 'forged' }), [
               'lease_lost',
             ])
@@ -1125,6 +1248,52 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         const [job] = await claimAt(h.store, now, { workerId: 'worker-2' }, id)
         assert.equal(job!.attempts, 1)
       })
+
+      deliveryTest(
+        'puts a delivered job its waiter never takes back in line, attempt unused, once its delivery lease ran out',
+        async (h, waitForJobs) => {
+          const peer = await h.openPeer()
+          const claim = { limit: 1, leaseMs: LEASE_MS, workerId: 'frozen' }
+          for (let attempt = 1; ; attempt++) {
+            const waiting = waitForJobs({ queues: ['default'], timeoutMs: 5 * SECOND, claim })
+            await new Promise((resolve) => setTimeout(resolve, 100 * attempt))
+            const before = Date.now()
+            const id = await enqueueJob(peer, before, { maxAttempts: 1 })
+            const wake = await within(6 * SECOND, 'waitForJobs', waiting)
+            if (wake.reason !== 'delivered') {
+              assert.ok(attempt < 5, 'no wait was registered in time in 5 attempts')
+              await claimAt(h.store, before)
+              continue
+            }
+            const [handed] = wake.jobs
+            // Not taken: the delivery lease runs out, and the job goes back as if never claimed.
+            assert.deepEqual(await h.store.recoverExpired({ now: before + DELIVERY_LEASE_MS - 1 }), {
+              retried: [],
+              dead: [],
+            })
+            assert.deepEqual(await h.store.recoverExpired({ now: before + DELIVERY_LEASE_MS }), {
+              retried: [id],
+              dead: [],
+            })
+            const back = await getExisting(h.store, id)
+            assert.equal(back.state, 'ready')
+            assert.equal(back.attempts, 0, 'the attempt is given back')
+            assert.equal(back.lastError, null, 'it never ran, so it never failed')
+            assert.deepEqual(
+              await h.store.takeDelivered!({
+                leases: [{ id, leaseToken: handed!.leaseToken }],
+                leaseMs: LEASE_MS,
+                now: before + DELIVERY_LEASE_MS,
+              }),
+              ['lease_lost'],
+              'a waiter that comes back late cannot take it',
+            )
+            const [again] = await claimAt(h.store, before + DELIVERY_LEASE_MS, { workerId: 'other' }, id)
+            assert.equal(again!.attempts, 1, 'with one attempt allowed, it still runs')
+            return
+          }
+        },
+      )
 
       deliveryTest('hands over only jobs that are due, not scheduled ones', async (h, waitForJobs) => {
         const peer = await h.openPeer()

@@ -62,14 +62,24 @@ export function privatePostgresUnavailable(): string | null {
   return null
 }
 
+export interface PrivatePostgresOptions {
+  /** More environment for the server's processes (a preloaded library: tests/helpers/fake-clock.ts). */
+  env?: Record<string, string>
+}
+
 /** Starts a private server for one test; it is stopped and removed when the test ends. */
-export async function privatePostgres(t: TestContext): Promise<PrivatePostgres> {
-  const server = await startPrivatePostgres()
+export async function privatePostgres(
+  t: TestContext,
+  options: PrivatePostgresOptions = {},
+): Promise<PrivatePostgres> {
+  const server = await startPrivatePostgres(options)
   defer(t, () => server.stop())
   return server
 }
 
-export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+export async function startPrivatePostgres({
+  env = {},
+}: PrivatePostgresOptions = {}): Promise<PrivatePostgres> {
   const unavailable = privatePostgresUnavailable()
   const bin = postgresBinDir()
   if (unavailable !== null || bin === null) throw new Error(`no private PostgreSQL server: ${unavailable}`)
@@ -79,8 +89,15 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const asOwner = isRoot() ? ownerOf(RUN_AS) : null
   if (asOwner !== null) chownSync(dir, asOwner.uid, asOwner.gid)
   // As root, each command runs as the postgres user, from a directory that user can enter.
-  const command = async (file: string, args: string[]): Promise<void> => {
-    const [program, argv] = asOwner === null ? [file, args] : ['runuser', ['-u', RUN_AS, '--', file, ...args]]
+  const command = async (
+    file: string,
+    args: string[],
+    extraEnv: Record<string, string> = {},
+  ): Promise<void> => {
+    // Through env(1), so the variables reach the server whatever runuser keeps of the environment.
+    const withEnv = [...Object.entries(extraEnv).map(([key, value]) => `${key}=${value}`), file, ...args]
+    const [program, argv] =
+      asOwner === null ? ['env', withEnv] : ['runuser', ['-u', RUN_AS, '--', 'env', ...withEnv]]
     try {
       await run(program, argv, { cwd: dir, timeout: 60_000 })
     } catch (error) {
@@ -90,7 +107,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       })
     }
   }
-  const pgCtl = (...args: string[]): Promise<void> => command(join(bin, 'pg_ctl'), ['-D', data, ...args])
+  const pgCtl = (...args: string[]): Promise<void> => command(join(bin, 'pg_ctl'), ['-D', data, ...args], env)
 
   let started = false
   const stopNow = (): void => {

@@ -153,7 +153,11 @@ export function ownServerOptions(): { skip?: string } {
  * appendfsync always unless asked otherwise; `close()` stops it and removes the directory.
  */
 export function startOwnRedisServer(
-  options: { appendfsync?: 'always' | 'everysec' | 'no'; appendonly?: boolean } = {},
+  options: {
+    appendfsync?: 'always' | 'everysec' | 'no'
+    appendonly?: boolean
+    env?: Record<string, string>
+  } = {},
 ): Promise<OwnRedisServer> {
   return inTempDir('ferry-redis-', (dir) => startRedisServer({ ...options, dir }))
 }

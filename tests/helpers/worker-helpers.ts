@@ -212,8 +212,12 @@ export interface FerryProcess {
 }
 
 /** Starts `ferry <args>` from this repository's sources; SIGKILLed after the test if still running. */
-export function spawnFerry(t: TestContext, args: string[]): FerryProcess {
-  const env = { ...process.env }
+export function spawnFerry(
+  t: TestContext,
+  args: string[],
+  { env: extraEnv = {} }: { env?: Record<string, string> } = {},
+): FerryProcess {
+  const env = { ...process.env, ...extraEnv }
   delete env.FERRY_STORE
   delete env.NODE_TEST_CONTEXT
   const child = spawn(process.execPath, ['--import', 'tsx', FERRY_MAIN, ...args], {

@@ -12,6 +12,7 @@ import pg from 'pg'
 import { createClient, FerryError, ValidationError, type Store } from '../../src/index.js'
 import { PostgresStore } from '../../src/postgres.js'
 import { migrations } from '../../src/store/postgres/generated/assets.js'
+import { DELIVERY_LEASE_MS } from '../../src/store/store.js'
 import { tempDatabase } from '../helpers/sqlite-harness.js'
 import {
   adminQuery,
@@ -24,7 +25,7 @@ import {
 import { skipUnlessAvailable, whenAvailable } from '../helpers/services.js'
 import { privatePostgres, privatePostgresUnavailable } from '../helpers/private-postgres.js'
 import { allJobs, newJob, within } from '../helpers/store-harness.js'
-import { defer, waitFor } from '../helpers/worker-helpers.js'
+import { defer, startWorker, waitFor } from '../helpers/worker-helpers.js'
 
 const LEASE_MS = 60_000
 
@@ -320,6 +321,143 @@ await whenAvailable(postgresUnreachableReason(), () => {
     )
   })
 
+  test('a row locked by another session delays only its own job, and the worker says so', async (t) => {
+    const { open, schema } = tempSchema(t)
+    const store = await open()
+    const app = await appClient(t)
+    const runs = new Map<string, number>()
+    let lockedId: string | null = null
+    const handlers = {
+      work: async (_payload: unknown, { job }: { job: { id: string } }) => {
+        runs.set(job.id, (runs.get(job.id) ?? 0) + 1)
+        if (lockedId === null) {
+          // The first job to run: an operator's transaction locks its row while it runs.
+          lockedId = job.id
+          await app.query('BEGIN')
+          await app.query(`SELECT id FROM "${schema}".jobs WHERE id = $1 FOR UPDATE`, [job.id])
+        } else {
+          await new Promise((resolve) => setTimeout(resolve, 50))
+        }
+        return { done: job.id }
+      },
+    }
+    const client = createClient({ store })
+    const ids = (
+      await client.enqueueMany(Array.from({ length: 40 }, (_, i) => ({ name: 'work', payload: { i } })))
+    ).map((result) => result.id)
+    const { errors } = await startWorker(t, {
+      store,
+      handlers,
+      concurrency: 4,
+      leaseMs: 1500,
+      recoverIntervalMs: 200,
+    })
+    const completed = (): Promise<string[]> =>
+      allJobs(store).then((jobs) => jobs.filter((job) => job.state === 'completed').map((job) => job.id))
+    // Every other job finishes, past several lease lengths, although one row stays locked.
+    await waitFor(async () => (await completed()).length === 39, 30_000, 'the 39 unlocked jobs')
+    await new Promise((resolve) => setTimeout(resolve, 2000))
+    assert.ok(lockedId !== null)
+    assert.equal((await store.getJob(lockedId))?.state, 'active', 'the locked job waits, still leased')
+    assert.ok(
+      errors.some((error) => error instanceof FerryError && error.code === 'job_locked'),
+      'the stall is reported as a worker error',
+    )
+    await app.query('COMMIT')
+    // Its lease ran out while the row stayed locked, so once the lock is gone either its outcome
+    // is written or recovery puts it back and it runs again: it ends completed either way.
+    await waitFor(
+      async () => (await store.getJob(lockedId!))?.state === 'completed',
+      15_000,
+      'the locked job',
+    )
+    assert.deepEqual(
+      ids.filter((id) => id !== lockedId && runs.get(id) !== 1),
+      [],
+      'every other job ran once',
+    )
+  })
+
+  test('the hot statements reach the jobs table by index, also when their plans were made on a tiny table', async (t) => {
+    const { open, schema } = tempSchema(t)
+    const store = await open()
+    const app = await appClient(t)
+    // The plans of a fresh deployment: made (and kept, generic after five calls) while the table
+    // holds a few rows, analysed, where a sequential scan is cheapest.
+    const q = (text: string, values: unknown[] = []) =>
+      app.query(text.replaceAll('S.', `"${schema}".`), values)
+    await createClient({ store }).enqueueMany(
+      Array.from({ length: 40 }, (_, i) => ({ name: 'tiny', payload: { i } })),
+    )
+    await q('ANALYZE S.jobs')
+    const calls = async (): Promise<void> => {
+      const [job] = (await q(`SELECT * FROM S.claim($1, 1, 60000, 'w', NULL)`, [['default']])).rows as {
+        id: string
+        lease_token: string
+      }[]
+      await q('SELECT * FROM S.renew($1, $2, 60000, NULL)', [[job!.id], [job!.lease_token]])
+      await q(
+        `SELECT * FROM S.settle($1, $2, ARRAY['completed'], ARRAY[NULL::bigint], ARRAY[NULL], ARRAY[NULL], NULL)`,
+        [[job!.id], [job!.lease_token]],
+      )
+      await q('SELECT * FROM S.recover_expired(NULL, 10, NULL, NULL, NULL)')
+      await q(`SELECT * FROM S.wait_for_work($1, NULL, NULL, NULL, NULL, NULL, NULL)`, [['default']])
+      await q(
+        `SELECT * FROM S.enqueue_batch(ARRAY['default'], ARRAY['n'], ARRAY['{}'], ARRAY[0], ARRAY[NULL::bigint],
+           ARRAY[0::bigint], ARRAY[25], ARRAY[NULL::integer], ARRAY['key-' || $1::text], NULL, true)`,
+        [job!.id],
+      )
+    }
+    for (let i = 0; i < 8; i++) await calls()
+    // Then the table grows, with no ANALYZE to invalidate those plans.
+    await q(
+      `INSERT INTO S.jobs (queue, name, payload, state, priority, run_at, max_attempts, created_at, updated_at)
+       SELECT 'default', 'n', '{}', CASE WHEN g % 2 = 0 THEN 'completed' ELSE 'ready' END, 0, g, 25, g, g
+       FROM generate_series(1, 100000) AS g`,
+    )
+    const plans: string[] = []
+    app.on('notice', (notice) => plans.push(notice.message ?? ''))
+    await app.query(
+      "LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on; " +
+        'SET auto_explain.log_level = notice; SET client_min_messages = notice',
+    )
+    await calls()
+    assert.ok(plans.length >= 6, `auto_explain reported the plans (${plans.length})`)
+    const scans = plans.filter((plan) => /Seq Scan on jobs/.test(plan))
+    assert.deepEqual(scans, [], 'no hot statement scans the jobs table')
+  })
+
+  test('every hot function is planned without sequential scans (a migration that remakes one must keep it)', async (t) => {
+    const { open, schema } = tempSchema(t)
+    await open()
+    const rows = await adminQuery<{ proname: string; proconfig: string[] | null }>(
+      `SELECT p.proname, p.proconfig FROM pg_proc AS p JOIN pg_namespace AS n ON n.oid = p.pronamespace
+       WHERE n.nspname = $1`,
+      [schema],
+    )
+    const hot = [
+      'claim',
+      'settle',
+      'settle_and_claim',
+      'renew',
+      'take_delivered',
+      'recover_expired',
+      'deliver',
+      'wake',
+      'wait_for_work',
+    ]
+    for (const name of hot) {
+      const found = rows.filter((row) => row.proname === name)
+      assert.ok(found.length > 0, `${name} exists`)
+      for (const row of found)
+        assert.ok(row.proconfig?.includes('enable_seqscan=off'), `${name}: ${row.proconfig}`)
+    }
+    const batch = rows.filter(
+      (row) => row.proname === 'enqueue_batch' && row.proconfig?.includes('enable_seqscan=off'),
+    )
+    assert.equal(batch.length, 1, 'the enqueue_batch the store calls')
+  })
+
   test('a waiting worker keeps consuming after its connections are terminated (pg_terminate_backend)', async (t) => {
     const { open, schema } = tempSchema(t)
     const worker = await open()
@@ -395,7 +533,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
       assert.equal(job.state, 'active')
       assert.equal(job.attempts, 1)
       assert.equal(job.workerId, 'big')
-      assert.equal(job.leaseExpiresAt, before + LEASE_MS)
+      assert.equal(job.leaseExpiresAt, before + DELIVERY_LEASE_MS, 'a delivery lease, until taken')
     }
     assert.deepEqual(wake.jobs[1]!.payload, JSON.parse(large))
     const settled = await worker.settle({

@@ -18,33 +18,38 @@ import {
 } from '../../core/job.js'
 import { giveBack, type Settlement } from '../../core/outcome.js'
 import { assertQueueList } from '../../core/validate.js'
-import type {
-  CancelParams,
-  ClaimParams,
-  EnqueueInTransactionParams,
-  EnqueueParams,
-  EnqueueResult,
-  JobPage,
-  ListJobsParams,
-  MigrateResult,
-  PurgeParams,
-  QueueStats,
-  RecoverParams,
-  RecoverResult,
-  RenewParams,
-  RequestStopParams,
-  RetryParams,
-  SettleAndClaimParams,
-  SettleAndClaimResult,
-  SettleParams,
-  SettleResult,
-  StatsParams,
-  Store,
-  StoreCapabilities,
-  WaitForJobsParams,
-  WaitForJobsResult,
-  WaitParams,
-  WakeReason,
+import {
+  DELIVERY_LEASE_MS,
+  type CancelParams,
+  type ClaimParams,
+  type ClampLeasesParams,
+  type EnqueueInTransactionParams,
+  type FindExpiredLeasesParams,
+  type FindExpiredLeasesResult,
+  type TakeDeliveredParams,
+  type EnqueueParams,
+  type EnqueueResult,
+  type JobPage,
+  type ListJobsParams,
+  type MigrateResult,
+  type PurgeParams,
+  type QueueStats,
+  type RecoverParams,
+  type RecoverResult,
+  type RenewParams,
+  type RequestStopParams,
+  type RetryParams,
+  type SettleAndClaimParams,
+  type SettleAndClaimResult,
+  type SettleParams,
+  type SettleResult,
+  type StatsParams,
+  type Store,
+  type StoreCapabilities,
+  type WaitForJobsParams,
+  type WaitForJobsResult,
+  type WaitParams,
+  type WakeReason,
 } from '../store.js'
 import {
   assertDurationMs,
@@ -424,18 +429,18 @@ export class PostgresStore implements Store {
   async settle({ settlements, now }: SettleParams): Promise<SettleResult[]> {
     this.assertOpen('settle')
     if (settlements.length === 0) return []
-    const [row] = await this.query<{ lost: number[] }>(
+    const [row] = await this.query<{ lost: number[]; locked: number[] }>(
       this.texts.settle,
       [...settlementArrays(settlements), now ?? null],
       'settle',
     )
-    return settleResults(settlements.length, row!.lost)
+    return settleResults(settlements.length, row!)
   }
 
   async settleAndClaim({ settlements, claim, now }: SettleAndClaimParams): Promise<SettleAndClaimResult> {
     this.assertOpen('settleAndClaim')
     checkClaimParams(claim)
-    const rows = await this.query<JobRow & { lost: number[] }>(
+    const rows = await this.query<JobRow & { lost: number[]; locked: number[] }>(
       this.texts['settle-and-claim'],
       [
         ...settlementArrays(settlements),
@@ -448,7 +453,7 @@ export class PostgresStore implements Store {
       'settle-and-claim',
     )
     return {
-      settled: settleResults(settlements.length, rows[0]!.lost),
+      settled: settleResults(settlements.length, rows[0]!),
       claimed: rows.filter((row) => row.id !== null).map(toClaimedJob),
     }
   }
@@ -457,7 +462,7 @@ export class PostgresStore implements Store {
     this.assertOpen('renew')
     assertPositiveInteger(leaseMs, 'leaseMs')
     if (leases.length === 0) return []
-    const rows = await this.query<{ ord: string }>(
+    const rows = await this.query<{ ord: number; result: SettleResult }>(
       this.texts.renew,
       [
         leases.map((l) => (isJobId(l.id) ? l.id : null)),
@@ -467,8 +472,25 @@ export class PostgresStore implements Store {
       ],
       'renew',
     )
-    const renewed = new Set(rows.map((row) => Number(row.ord)))
-    return leases.map((_, i) => (renewed.has(i + 1) ? 'ok' : 'lease_lost'))
+    return rows.map((row) => row.result)
+  }
+
+  async takeDelivered({ leases, leaseMs, now }: TakeDeliveredParams): Promise<SettleResult[]> {
+    this.assertOpen('takeDelivered')
+    assertPositiveInteger(leaseMs, 'leaseMs')
+    if (leases.length === 0) return []
+    const rows = await this.query<{ ord: number }>(
+      this.texts['take-delivered'],
+      [
+        leases.map((l) => (isJobId(l.id) ? l.id : null)),
+        leases.map((l) => l.leaseToken),
+        leaseMs,
+        now ?? null,
+      ],
+      'take-delivered',
+    )
+    const taken = new Set(rows.map((row) => row.ord))
+    return leases.map((_, i) => (taken.has(i + 1) ? 'ok' : 'lease_lost'))
   }
 
   async waitForWork(params: WaitParams): Promise<WakeReason> {
@@ -577,11 +599,8 @@ export class PostgresStore implements Store {
     }
     const ids = (delivery.ids ?? []).filter(isJobId)
     if (ids.length === 0) return []
-    const rows = await this.query<JobRow>(
-      this.texts['wait-for-jobs-delivered'],
-      [ids],
-      'wait-for-jobs-delivered',
-    )
+    // Unnamed: rare, and so planned for the table as it is (see findExpiredLeases).
+    const rows = await this.query<JobRow>(this.texts['wait-for-jobs-delivered'], [ids])
     return rows.map(toClaimedJob)
   }
 
@@ -606,19 +625,72 @@ export class PostgresStore implements Store {
 
   // ── maintenance ────────────────────────────────────────────────────────────────────────────
 
-  async recoverExpired({ now, limit = RECOVER_LIMIT_DEFAULT }: RecoverParams = {}): Promise<RecoverResult> {
+  async recoverExpired({
+    now,
+    limit = RECOVER_LIMIT_DEFAULT,
+    leases,
+  }: RecoverParams = {}): Promise<RecoverResult> {
     this.assertOpen('recoverExpired')
     assertPositiveInteger(limit, 'limit')
+    const result: RecoverResult = { retried: [], dead: [] }
+    const given = leases?.filter((lease) => isJobId(lease.id))
+    if (given !== undefined && given.length === 0) return result
     const rows = await this.query<{ id: string; state: JobState }>(
       this.texts['recover-expired'],
-      [now ?? null, limit],
+      [
+        now ?? null,
+        limit,
+        given?.map((lease) => lease.id) ?? null,
+        given?.map((lease) => lease.leaseToken) ?? null,
+        given?.map((lease) => Math.floor(lease.leaseExpiresAt)) ?? null,
+      ],
       'recover-expired',
     )
-    const result: RecoverResult = { retried: [], dead: [] }
     for (const row of rows.sort((a, b) => compareIds(a.id, b.id))) {
       ;(row.state === 'dead' ? result.dead : result.retried).push(row.id)
     }
     return result
+  }
+
+  async findExpiredLeases({
+    now,
+    limit = RECOVER_LIMIT_DEFAULT,
+  }: FindExpiredLeasesParams = {}): Promise<FindExpiredLeasesResult> {
+    this.assertOpen('findExpiredLeases')
+    assertPositiveInteger(limit, 'limit')
+    // Unnamed, so planned for the table as it is at each call (a sweep is rare): a named statement
+    // keeps the plan it made when the table was small (migrations/0007_plans_for_a_growing_table.sql).
+    const rows = await this.query<{
+      now: string
+      next_expires_at: string | null
+      id: string | null
+      lease_token: string
+      lease_expires_at: string
+      lease_ms: string
+    }>(this.texts['find-expired-leases'], [now ?? null, limit])
+    const [first] = rows
+    return {
+      now: Number(first!.now),
+      nextExpiresAt: first!.next_expires_at === null ? null : Number(first!.next_expires_at),
+      leases: rows.flatMap((row) =>
+        row.id === null
+          ? []
+          : [
+              {
+                id: row.id,
+                leaseToken: row.lease_token,
+                leaseExpiresAt: Number(row.lease_expires_at),
+                leaseMs: Number(row.lease_ms),
+              },
+            ],
+      ),
+    }
+  }
+
+  async clampLeases({ now }: ClampLeasesParams = {}): Promise<number> {
+    this.assertOpen('clampLeases')
+    const [row] = await this.query<{ count: number }>(this.texts['clamp-leases'], [now ?? null])
+    return row!.count
   }
 
   // ── admin ──────────────────────────────────────────────────────────────────────────────────
@@ -860,12 +932,13 @@ export class PostgresStore implements Store {
     if (delivery.jobs === undefined || delivery.jobs.length === 0) return undefined
     const rows = delivery.jobs.map(deliveredRow)
     const { worker_id: workerId, lease_expires_at: expiresAt, updated_at: leasedAt } = rows[0]!
+    // A delivery's lease is the waiter's, cut to DELIVERY_LEASE_MS.
     const leaseMs = Number(expiresAt) - Number(leasedAt)
     for (const waiter of this.deliveries.values()) {
       const { registration } = waiter
       if (
         registration.workerId === workerId &&
-        registration.leaseMs === leaseMs &&
+        Math.min(registration.leaseMs, DELIVERY_LEASE_MS) === leaseMs &&
         registration.limit >= rows.length &&
         rows.every((row) => registration.queues.includes(row.queue))
       ) {
@@ -1118,9 +1191,14 @@ function settlementArrays(
   return [ids, tokens, kinds, runAts, errors, results]
 }
 
-function settleResults(count: number, lost: readonly number[]): SettleResult[] {
+/** Per-item results from settle's lost and locked positions (1-based); every other item is settled. */
+function settleResults(
+  count: number,
+  { lost, locked }: { lost: readonly number[]; locked: readonly number[] },
+): SettleResult[] {
   const results = new Array<SettleResult>(count).fill('ok')
   for (const position of lost) results[position - 1] = 'lease_lost'
+  for (const position of locked) results[position - 1] = 'locked'
   return results
 }
 

@@ -36,6 +36,10 @@ import { assertName, assertQueueList } from '../../core/validate.js'
 import type {
   CancelParams,
   ClaimParams,
+  ClampLeasesParams,
+  FindExpiredLeasesParams,
+  FindExpiredLeasesResult,
+  TakeDeliveredParams,
   EnqueueParams,
   EnqueueResult,
   JobPage,
@@ -111,7 +115,10 @@ type ScriptName =
   | 'settle'
   | 'settle-and-claim'
   | 'renew'
+  | 'take-delivered'
   | 'recover-expired'
+  | 'find-expired-leases'
+  | 'clamp-leases'
   | 'cancel'
   | 'retry'
   | 'purge'
@@ -131,7 +138,10 @@ const COMPOSITION: Record<ScriptName, readonly LuaFile[]> = {
   settle: ['settle'],
   'settle-and-claim': ['settle', 'claim', 'settle-and-claim'],
   renew: ['renew'],
+  'take-delivered': ['take-delivered'],
   'recover-expired': ['recover-expired'],
+  'find-expired-leases': ['find-expired-leases'],
+  'clamp-leases': ['clamp-leases'],
   cancel: ['cancel'],
   retry: ['retry'],
   purge: ['purge'],
@@ -444,6 +454,21 @@ export class RedisStore implements Store {
 
   async renew({ leases, leaseMs, now }: RenewParams): Promise<SettleResult[]> {
     this.assertOpen('renew')
+    return this.leaseCall('renew', leases, leaseMs, now)
+  }
+
+  async takeDelivered({ leases, leaseMs, now }: TakeDeliveredParams): Promise<SettleResult[]> {
+    this.assertOpen('takeDelivered')
+    return this.leaseCall('take-delivered', leases, leaseMs, now)
+  }
+
+  /** renew.lua and take-delivered.lua: the same arguments, and per lease 1 (ok) or 0 (lost). */
+  private async leaseCall(
+    script: 'renew' | 'take-delivered',
+    leases: readonly { id: JobId; leaseToken: string }[],
+    leaseMs: number,
+    now: number | undefined,
+  ): Promise<SettleResult[]> {
     assertPositiveInteger(leaseMs, 'leaseMs')
     if (leases.length === 0) return []
     const args: string[] = [String(leaseMs)]
@@ -454,7 +479,7 @@ export class RedisStore implements Store {
       sent.push(i)
     })
     if (sent.length === 0) return leases.map(() => 'lease_lost')
-    const reply = (await this.run('renew', now, args)) as number[]
+    const reply = (await this.run(script, now, args)) as number[]
     return mergeSettled(sent, reply, leases.length)
   }
 
@@ -582,11 +607,54 @@ export class RedisStore implements Store {
 
   // ── maintenance ────────────────────────────────────────────────────────────────────────────
 
-  async recoverExpired({ now, limit = RECOVER_LIMIT_DEFAULT }: RecoverParams = {}): Promise<RecoverResult> {
+  async recoverExpired({
+    now,
+    limit = RECOVER_LIMIT_DEFAULT,
+    leases,
+  }: RecoverParams = {}): Promise<RecoverResult> {
     this.assertOpen('recoverExpired')
     assertPositiveInteger(limit, 'limit')
-    const [retried, dead] = (await this.run('recover-expired', now, [limit])) as [string[], string[]]
+    const args: (string | number)[] = [limit]
+    if (leases === undefined) {
+      args.push('all')
+    } else {
+      args.push('leases')
+      for (const { id, leaseToken, leaseExpiresAt } of leases) {
+        if (isJobId(id) && typeof leaseToken === 'string') args.push(id, leaseToken, integer(leaseExpiresAt))
+      }
+      if (args.length === 2) return { retried: [], dead: [] }
+    }
+    const [retried, dead] = (await this.run('recover-expired', now, args)) as [string[], string[]]
     return { retried: retried.sort(compareIds), dead: dead.sort(compareIds) }
+  }
+
+  async findExpiredLeases({
+    now,
+    limit = RECOVER_LIMIT_DEFAULT,
+  }: FindExpiredLeasesParams = {}): Promise<FindExpiredLeasesResult> {
+    this.assertOpen('findExpiredLeases')
+    assertPositiveInteger(limit, 'limit')
+    const [serverNow, leases, next] = (await this.run('find-expired-leases', now, [limit])) as [
+      number,
+      [string, string, number, number][],
+      string,
+    ]
+    this.noteServerTime(serverNow, now)
+    return {
+      now: serverNow,
+      nextExpiresAt: next === '' ? null : Number(next),
+      leases: leases.map(([id, leaseToken, leaseExpiresAt, leaseMs]) => ({
+        id: String(id),
+        leaseToken,
+        leaseExpiresAt: Number(leaseExpiresAt),
+        leaseMs: Number(leaseMs),
+      })),
+    }
+  }
+
+  async clampLeases({ now }: ClampLeasesParams = {}): Promise<number> {
+    this.assertOpen('clampLeases')
+    return (await this.run('clamp-leases', now, [])) as number
   }
 
   // ── admin ──────────────────────────────────────────────────────────────────────────────────

@@ -15,7 +15,11 @@ import { assertQueueList } from '../../core/validate.js'
 import type {
   CancelParams,
   ClaimParams,
+  ClampLeasesParams,
   EnqueueParams,
+  ExpiredLease,
+  FindExpiredLeasesParams,
+  FindExpiredLeasesResult,
   EnqueueResult,
   JobPage,
   ListJobsParams,
@@ -439,14 +443,30 @@ export class SqliteStore implements Store {
 
   // ── maintenance ────────────────────────────────────────────────────────────────────────────
 
-  async recoverExpired({ now, limit = RECOVER_LIMIT_DEFAULT }: RecoverParams = {}): Promise<RecoverResult> {
+  async recoverExpired({
+    now,
+    limit = RECOVER_LIMIT_DEFAULT,
+    leases,
+  }: RecoverParams = {}): Promise<RecoverResult> {
     this.assertOpen('recoverExpired')
     assertPositiveInteger(limit, 'limit')
-    const at = now ?? Date.now()
     const result: RecoverResult = { retried: [], dead: [] }
-    if (this.read(() => this.statement('recover-expired-any').get({ now: at })) === undefined) return result
+    // Without leases given: those expired now, found by a read first, so the usual answer (none)
+    // takes no write lock.
+    const candidates = leases ?? this.read(() => this.expiredLeases(now ?? Date.now(), limit))
+    if (candidates.length === 0) return result
     const rows = this.write(
-      () => this.statement('recover-expired').all({ now: at, limit }) as { id: number; state: JobState }[],
+      (lockedAt) =>
+        this.statement('recover-expired').all({
+          leases: JSON.stringify(
+            candidates.map(({ id, leaseToken, leaseExpiresAt }) => ({
+              id: Number(id),
+              token: leaseToken,
+              expiresAt: leaseExpiresAt,
+            })),
+          ),
+          now: now ?? lockedAt,
+        }) as { id: number; state: JobState }[],
     )
     for (const row of rows.sort((a, b) => a.id - b.id)) {
       ;(row.state === 'dead' ? result.dead : result.retried).push(String(row.id))
@@ -456,6 +476,40 @@ export class SqliteStore implements Store {
       this.fileWatch.ring()
     }
     return result
+  }
+
+  async findExpiredLeases({
+    now,
+    limit = RECOVER_LIMIT_DEFAULT,
+  }: FindExpiredLeasesParams = {}): Promise<FindExpiredLeasesResult> {
+    this.assertOpen('findExpiredLeases')
+    assertPositiveInteger(limit, 'limit')
+    const at = now ?? Date.now()
+    return this.read(() => ({
+      now: at,
+      leases: this.expiredLeases(at, limit),
+      nextExpiresAt: this.statement('find-next-lease-expiry').pluck().get({ now: at }) as number | null,
+    }))
+  }
+
+  async clampLeases({ now }: ClampLeasesParams = {}): Promise<number> {
+    this.assertOpen('clampLeases')
+    return this.write((lockedAt) => this.statement('clamp-leases').run({ now: now ?? lockedAt }).changes)
+  }
+
+  private expiredLeases(now: number, limit: number): ExpiredLease[] {
+    const rows = this.statement('find-expired-leases').all({ now, limit }) as {
+      id: number
+      lease_token: string
+      lease_expires_at: number
+      lease_ms: number
+    }[]
+    return rows.map((row) => ({
+      id: String(row.id),
+      leaseToken: row.lease_token,
+      leaseExpiresAt: row.lease_expires_at,
+      leaseMs: row.lease_ms,
+    }))
   }
 
   // ── admin ──────────────────────────────────────────────────────────────────────────────────

@@ -26,7 +26,7 @@ for i = FIRST + 1, #ARGV do
     was_open = false
   end
   if was_open then
-    redis.call('HDEL', key, 'lt', 'le', 'w')
+    redis.call('HDEL', key, 'lt', 'le', 'w', 'dv')
     redis.call('HSET', key, 's', 'dead', 'e', ARGV[FIRST], 'f', NOW, 'u', NOW)
     redis.call('ZADD', P_DEAD .. queue, NOW, id)
     count = count + 1

@@ -7,7 +7,8 @@
 -- ARGV (from the index given to claim_args): limit, leaseMs, workerId, lease token base (random,
 --   from the client: each job's token is base.n), queue count, then the queues in order: as many
 --   as the caller likes (10,000 in tests/store/many-queues.test.ts): never unpack()ed whole.
---   (deliver.lua calls claim_jobs with a waiter's own registration instead.)
+--   (deliver.lua calls claim_jobs with a waiter's own registration instead, and `delivered`: the
+--   jobs are then marked 'dv' = 1 until the waiter takes them, take-delivered.lua.)
 -- An id whose job hash is gone (evicted: prelude.lua, forget_job) is dropped from its zset and
 --   skipped; the claim takes the next job in line instead.
 -- Returns (alone): { now, job1, job2, ... }, each job as job_reply gives it (prelude.lua), in claim order.
@@ -28,7 +29,7 @@ local function smismember(key, members)
   return flags
 end
 
-local function claim_jobs(limit, lease_ms, worker_id, token_base, queues)
+local function claim_jobs(limit, lease_ms, worker_id, token_base, queues, delivered)
   -- Which queues may hold jobs: two set lookups for all of them (one per 1,000 queues), so an
   -- empty queue costs nothing more.
   local has_ready = smismember(K_HAS_READY, queues)
@@ -80,8 +81,13 @@ local function claim_jobs(limit, lease_ms, worker_id, token_base, queues)
           else
             local attempts = (tonumber(job[AT.a]) or 0) + 1
             local token = token_base .. '.' .. (#claimed + 1)
-            redis.call('HSET', key, 's', 'active', 'a', attempts, 'lt', token, 'le', lease_expires_at,
-              'w', worker_id, 'u', NOW)
+            if delivered then
+              redis.call('HSET', key, 's', 'active', 'a', attempts, 'lt', token, 'le', lease_expires_at,
+                'w', worker_id, 'u', NOW, 'dv', 1)
+            else
+              redis.call('HSET', key, 's', 'active', 'a', attempts, 'lt', token, 'le', lease_expires_at,
+                'w', worker_id, 'u', NOW)
+            end
             redis.call('ZADD', K_ACTIVE, lease_expires_at, id)
             job[AT.s], job[AT.a], job[AT.lt], job[AT.le], job[AT.w], job[AT.u] =
               'active', attempts, token, lease_expires_at, worker_id, NOW

@@ -14,8 +14,13 @@
 -- when that would pass DELIVERY_MAX_BYTES, '<waiter id> #<id>,<id>...' (the store reads them): a
 -- subscriber whose output buffer passes Redis's pub/sub limit (32 MB by default) is disconnected.
 -- Waiter writes are neither persisted nor replicated (REPL_NONE): they describe connections.
+-- A delivered job holds a delivery lease of DELIVERY_LEASE_MS at most (the waiter's own lease if
+-- shorter; src/store/store.ts has the same constant) and is marked delivered ('dv'), until its
+-- waiter takes it (take-delivered.lua) before it starts it: one a frozen or stalled waiter never
+-- takes goes back in line with its attempt given back (recover-expired.lua).
 
 local DELIVERY_MAX_BYTES = 1000000
+local DELIVERY_LEASE_MS = 2000
 
 -- Queues of this script's ready jobs that may still hold some after the deliveries.
 local function undelivered_ready_queues()
@@ -43,7 +48,7 @@ local function deliver_to_waiters()
       if redis.call('PUBSUB', 'SHARDNUMSUB', waiter.c)[2] == 0 then
         drop_waiter(id)
       else
-        local jobs = claim_jobs(waiter.l, waiter.m, waiter.w, waiter.t, waiter.q)
+        local jobs = claim_jobs(waiter.l, math.min(waiter.m, DELIVERY_LEASE_MS), waiter.w, waiter.t, waiter.q, true)
         if #jobs > 0 then
           drop_waiter(id)
           local message = cjson.encode(jobs)

@@ -21,7 +21,9 @@
 -- The script's own ARGV start at FIRST (10).
 -- Job hash fields: q queue, n name, p payload (JSON text), s state, pr priority, ra runAt,
 --   a attempts, ma maxAttempts, to timeoutMs, uk uniqueKey, lt lease token, le leaseExpiresAt,
---   w workerId, e lastError (JSON), r result (JSON), c createdAt, u updatedAt, f finishedAt.
+--   w workerId, e lastError (JSON), r result (JSON), c createdAt, u updatedAt, f finishedAt, dv 1
+--   while an active job was delivered to a waiter that has not taken it (deliver.lua). Of an active
+--   job, u is when its lease was last set (claim, renewal, take): le - u is the lease's length.
 --   A null is an absent field. Left out to keep an enqueue cheap: a absent is 0 attempts, u absent
 --   is createdAt (never updated); the id is in the key (hashes of layout 1 may still hold 'id').
 --   Every job has its queue: a hash without 'q' is no job (forget_job, below).

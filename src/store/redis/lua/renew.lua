@@ -1,5 +1,7 @@
 -- renew: extends leases, each fenced by its token. An expired but not yet recovered lease may
--- still be renewed, since nobody else can hold the job until recovery.
+-- still be renewed, since nobody else can hold the job until recovery. A renewal also ends a
+-- delivery for good ('dv'): take-delivered.lua is not persisted, and one lost in a restart must
+-- not make a job that ran look never taken.
 -- KEYS, ARGV 1-9: the common layout (prelude.lua).
 -- ARGV FIRST: leaseMs; then two per lease: id, lease token.
 -- Returns: { 1 (ok) | 0 (lease lost), ... } in input order. A job whose hash is gone (evicted)
@@ -15,6 +17,7 @@ for i = FIRST + 1, #ARGV, 2 do
     results[#results + 1] = 0
   elseif job[1] == 'active' and job[2] == ARGV[i + 1] then
     redis.call('HSET', key, 'le', lease_expires_at, 'u', NOW)
+    redis.call('HDEL', key, 'dv')
     redis.call('ZADD', K_ACTIVE, lease_expires_at, id)
     results[#results + 1] = 1
   else

@@ -30,20 +30,20 @@ local function settle_items(i)
       if kind == 'completed' then
         -- The lease's fields and any earlier attempt's result go in one HDEL: one call less per job.
         if data ~= '' then
-          redis.call('HDEL', key, 'lt', 'le', 'w')
+          redis.call('HDEL', key, 'lt', 'le', 'w', 'dv')
           redis.call('HSET', key, 's', 'completed', 'r', data, 'f', NOW, 'u', NOW)
         else
-          redis.call('HDEL', key, 'lt', 'le', 'w', 'r')
+          redis.call('HDEL', key, 'lt', 'le', 'w', 'dv', 'r')
           redis.call('HSET', key, 's', 'completed', 'f', NOW, 'u', NOW)
         end
         redis.call('ZADD', P_COMPLETED .. queue, NOW, id)
       elseif kind == 'dead' then
-        redis.call('HDEL', key, 'lt', 'le', 'w')
+        redis.call('HDEL', key, 'lt', 'le', 'w', 'dv')
         redis.call('HSET', key, 's', 'dead', 'e', data, 'f', NOW, 'u', NOW)
         redis.call('ZADD', P_DEAD .. queue, NOW, id)
       else
         local at = tonumber(run_at)
-        redis.call('HDEL', key, 'lt', 'le', 'w')
+        redis.call('HDEL', key, 'lt', 'le', 'w', 'dv')
         redis.call('HSET', key, 'ra', at, 'u', NOW)
         if kind == 'retry' then
           redis.call('HSET', key, 'e', data)

@@ -1,0 +1,106 @@
+/**
+ * Delivery to a waiter that cannot take it, on the stores that deliver (PostgreSQL and Redis): an
+ * enqueue hands its job to an idle `ferry work` process that is frozen (SIGSTOP), so the handover
+ * sits unread in its socket. The job must go back in line soon, well under one lease, with its
+ * attempt unused (with one attempt allowed, it must still run, not end dead "lease expired"),
+ * another worker runs it, and the frozen worker, thawed, must not run it too.
+ */
+import assert from 'node:assert/strict'
+import { describe, it, type TestContext } from 'node:test'
+
+import { createClient, type Store } from '../../src/index.js'
+import { postgresUnreachableReason, tempSchema } from '../helpers/postgres-harness.js'
+import { ownServerOptions, startOwnRedisServer } from '../helpers/redis-harness.js'
+import { RedisStore } from '../../src/redis.js'
+import { skipUnlessAvailable } from '../helpers/services.js'
+import { defer, REPO_ROOT, spawnFerry, waitFor, WORKER_STARTED } from '../helpers/worker-helpers.js'
+
+const OK_HANDLERS = `${REPO_ROOT}/tests/fixtures/executor-handlers/ok.mjs`
+/** The default lease: a frozen waiter used to cost the job all of it, and its attempt. */
+const LEASE_MS = 30_000
+
+interface Target {
+  store: Store
+  url: string
+}
+
+const targets: { name: string; skip: { skip?: string }; open: (t: TestContext) => Promise<Target> }[] = [
+  {
+    name: 'postgres',
+    skip: skipUnlessAvailable(await postgresUnreachableReason()),
+    async open(t) {
+      const schema = tempSchema(t)
+      return { store: await schema.open(), url: schema.url }
+    },
+  },
+  {
+    name: 'redis',
+    skip: ownServerOptions(),
+    async open(t) {
+      const server = await startOwnRedisServer()
+      defer(t, () => server.close())
+      const store = await RedisStore.open({ url: server.url, onWarning: () => {} })
+      defer(t, () => store.close())
+      return { store, url: server.url }
+    },
+  },
+]
+
+for (const target of targets) {
+  describe(`a frozen waiter on ${target.name}`, target.skip, () => {
+    it('gets a job handed over, which goes back unused, runs elsewhere, and not in the waiter once thawed', async (t) => {
+      const { store, url } = await target.open(t)
+      const work = (): ReturnType<typeof spawnFerry> =>
+        spawnFerry(t, ['--store', url, 'work', '--handlers', OK_HANDLERS, '--lease', `${LEASE_MS}ms`])
+      const frozen = work()
+      await frozen.waitForOutput(WORKER_STARTED)
+      const frozenId = /worker (\S+) on/.exec(frozen.stderr)![1]!
+      // Idle, it registered to be handed jobs; frozen, it cannot read what it is handed.
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      frozen.child.kill('SIGSTOP')
+      defer(t, () => frozen.child.kill('SIGCONT'))
+
+      const { id } = await createClient({ store }).enqueue('ok', { n: 1 }, { maxAttempts: 1 })
+      const handed = await waitFor(
+        async () => {
+          const job = await store.getJob(id)
+          return job?.state === 'active' ? job : null
+        },
+        10_000,
+        'the job handed to the frozen waiter',
+      )
+      assert.equal(handed.workerId, frozenId, 'it went to the frozen waiter')
+      const handedAt = performance.now()
+
+      const other = work()
+      await other.waitForOutput(WORKER_STARTED)
+      const otherPid = other.child.pid
+      const done = await waitFor(
+        async () => {
+          const job = await store.getJob(id)
+          return job?.state === 'completed' || job?.state === 'dead' ? job : null
+        },
+        LEASE_MS / 2,
+        'the job back in line and run by the other worker, well within a lease',
+      )
+      t.diagnostic(
+        `completed elsewhere ${Math.round(performance.now() - handedAt)} ms after it was handed over`,
+      )
+      assert.equal(done.state, 'completed')
+      assert.equal(done.attempts, 1, 'the attempt of the handover was given back')
+      assert.equal((done.result as { pid: number }).pid, otherPid)
+
+      // Thawed, the first worker finds the job is not its own any more, and does not run it.
+      frozen.child.kill('SIGCONT')
+      await new Promise((resolve) => setTimeout(resolve, 1500))
+      frozen.child.kill('SIGTERM')
+      other.child.kill('SIGTERM')
+      const [frozenExit] = await Promise.all([frozen.waitForExit(), other.waitForExit()])
+      assert.match(frozenExit.stderr, /stopped \(requested\): 0 completed/, frozenExit.stderr)
+      const after = (await store.getJob(id))!
+      assert.equal(after.state, 'completed')
+      assert.equal(after.attempts, 1)
+      assert.equal((after.result as { pid: number }).pid, otherPid)
+    })
+  })
+}
