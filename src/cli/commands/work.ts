@@ -47,7 +47,7 @@ export function registerWork(program: Command): void {
     .option('--lease <duration>', 'how long a claim holds a job between renewals', '30s')
     .option(
       '--recover-interval <duration>',
-      'how often to look for jobs whose lease ran out (default: the lease, at most 10s)',
+      'how often to look for jobs whose lease ran out (default: a third of the lease, at most 10s)',
     )
     .option('--timeout <duration>', 'time limit per attempt for jobs that set none')
     .option('--strategy <strategy>', `how handlers run: ${EXECUTION_STRATEGIES.join(', ')}`, 'inline')
