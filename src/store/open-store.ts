@@ -5,11 +5,13 @@ export const DEFAULT_STORE_URL = 'sqlite:./ferry.db'
 
 /**
  * Opens a store from a URL, loading only that backend's driver:
- * - `sqlite:./path/to.db` or `sqlite:///absolute/path.db`; `?durability=normal` relaxes fsync
+ * - `sqlite:./path/to.db` or `sqlite:///absolute/path.db`; `?durability=normal` relaxes fsync,
+ *   `?fileMode=0640` sets the permissions of a file it creates (default 0600)
  * - `postgres://user:password@host:5432/database` (or `postgresql://`); `?schema=ferry` names the
  *   schema, `?poolSize=10` the connections; other parameters go to the pg driver
  * - `redis://host:6379/0` or `rediss://…` (TLS); `?namespace=name` keeps several Ferrys apart;
- *   `?cluster=true` when host is a node of a Redis Cluster
+ *   `?cluster=true` when host is a node of a Redis Cluster; `?allowEviction=true` accepts a server
+ *   whose maxmemory-policy may evict keys (and so jobs)
  */
 export async function openStore(url: string = DEFAULT_STORE_URL): Promise<Store> {
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase()
