@@ -6,9 +6,15 @@ import { enqueueConcurrentScenario } from '../scenarios/enqueue-concurrent.js'
 import { enqueueSerialScenario } from '../scenarios/enqueue-serial.js'
 import { fsyncRateScenario } from '../scenarios/fsync-rate.js'
 import { idleCpuScenario } from '../scenarios/idle-cpu.js'
+import {
+  postgresChurnAgedScenario,
+  postgresChurnIdleScenario,
+  postgresChurnScenario,
+} from '../scenarios/postgres-churn.js'
 import { postgresClaimScenario } from '../scenarios/postgres-claim.js'
 import { postgresEnqueueScenario } from '../scenarios/postgres-enqueue.js'
 import { postgresIdleCpuScenario } from '../scenarios/postgres-idle-cpu.js'
+import { postgresPlansScenario } from '../scenarios/postgres-plans.js'
 import { postgresThroughputScenario } from '../scenarios/postgres-throughput.js'
 import { postgresWakeScenario } from '../scenarios/postgres-wake.js'
 import { redisClaimScenario } from '../scenarios/redis-claim.js'
@@ -42,6 +48,10 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   postgresWakeScenario,
   postgresClaimScenario,
   postgresIdleCpuScenario,
+  postgresPlansScenario,
+  postgresChurnScenario,
+  postgresChurnAgedScenario,
+  postgresChurnIdleScenario,
   redisEnqueueScenario,
   redisThroughputScenario,
   redisClaimScenario,

@@ -1,14 +1,16 @@
 /**
- * A PostgreSQL server of a test's own: initdb into a temp directory, started on a free port of
- * 127.0.0.1, for what must not happen to the shared test server (restarting it). Stopped and its
- * directory removed when the test ends, whatever happened, and at the latest when this process exits.
+ * A PostgreSQL server of a test's or a benchmark's own: initdb into a temp directory, started on a
+ * free port of 127.0.0.1, for what must not happen to the shared test server (restarting it) or
+ * what it cannot show (its autovacuum is off, and other tests' sessions share its vacuum horizon).
+ * Stopped and its directory removed when the test ends, whatever happened, and at the latest when
+ * this process exits.
  *
  * initdb and postgres refuse to run as root: as root, they run as the `postgres` OS user (runuser),
  * with the directory handed to that user. The binaries are found in /usr/lib/postgresql/<version>/bin
  * (Debian, Ubuntu), else through `pg_config --bindir`.
  */
 import { execFile, execFileSync } from 'node:child_process'
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -25,6 +27,10 @@ export interface PrivatePostgres {
   /** postgres://postgres@127.0.0.1:<port>/postgres, trust authentication. */
   readonly url: string
   readonly port: number
+  /** The major version, e.g. "15". */
+  readonly version: string
+  /** The server's log (pg_ctl -l): autovacuum writes its reports here when asked to. */
+  readonly logFile: string
   /** pg_ctl restart -m fast: every connection is dropped, the server is back when it resolves. */
   restart(): Promise<void>
   /** Stops the server (immediate) and removes its directory. Idempotent. */
@@ -65,6 +71,18 @@ export function privatePostgresUnavailable(): string | null {
 export interface PrivatePostgresOptions {
   /** More environment for the server's processes (a preloaded library: tests/helpers/fake-clock.ts). */
   env?: Record<string, string>
+  /**
+   * Where its directory goes (default: the OS temp directory). A benchmark puts it under
+   * .bench-tmp/, on the disk its figures are for: the temp directory may be a RAM disk.
+   */
+  parentDir?: string
+  /**
+   * fsync on, as a production server runs (a benchmark's figures). Default false: a test's server
+   * lives for one test, and no test crashes it.
+   */
+  durable?: boolean
+  /** Server settings (-c name=value) on top of PostgreSQL's defaults and max_connections=40. */
+  settings?: Readonly<Record<string, string>>
 }
 
 /** Starts a private server for one test; it is stopped and removed when the test ends. */
@@ -79,11 +97,14 @@ export async function privatePostgres(
 
 export async function startPrivatePostgres({
   env = {},
+  parentDir = tmpdir(),
+  durable = false,
+  settings = {},
 }: PrivatePostgresOptions = {}): Promise<PrivatePostgres> {
   const unavailable = privatePostgresUnavailable()
   const bin = postgresBinDir()
   if (unavailable !== null || bin === null) throw new Error(`no private PostgreSQL server: ${unavailable}`)
-  const dir = mkdtempSync(join(tmpdir(), 'ferry-pg-'))
+  const dir = mkdtempSync(join(parentDir, 'ferry-pg-'))
   const data = join(dir, 'data')
   const logFile = join(dir, 'server.log')
   const asOwner = isRoot() ? ownerOf(RUN_AS) : null
@@ -140,7 +161,6 @@ export async function startPrivatePostgres({
   }
 
   try {
-    // --no-sync and fsync=off: this server only lives for one test, and no test crashes it.
     await command(join(bin, 'initdb'), [
       '-D',
       data,
@@ -150,9 +170,10 @@ export async function startPrivatePostgres({
       'trust',
       '-E',
       'UTF8',
-      '--no-sync',
+      ...(durable ? [] : ['--no-sync']),
     ])
     const port = await freePort()
+    const serverSettings = { max_connections: '40', ...(durable ? {} : { fsync: 'off' }), ...settings }
     started = true
     await pgCtl(
       'start',
@@ -162,11 +183,16 @@ export async function startPrivatePostgres({
       '-l',
       logFile,
       '-o',
-      `-h 127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c max_connections=40`,
+      [
+        `-h 127.0.0.1 -p ${port} -k ${dir}`,
+        ...Object.entries(serverSettings).map(([name, value]) => `-c ${name}=${value}`),
+      ].join(' '),
     )
     return {
       url: `postgres://postgres@127.0.0.1:${port}/postgres`,
       port,
+      version: readFileSync(join(data, 'PG_VERSION'), 'utf8').trim(),
+      logFile,
       restart: () => pgCtl('restart', '-m', 'fast', '-w', '-t', '60', '-l', logFile),
       stop,
     }

@@ -458,6 +458,20 @@ await whenAvailable(postgresUnreachableReason(), () => {
     assert.equal(batch.length, 1, 'the enqueue_batch the store calls')
   })
 
+  test('the jobs table is vacuumed by settings of its own, for a queue’s churn (migration 0008)', async (t) => {
+    const { open, schema } = tempSchema(t)
+    await open()
+    const [row] = await adminQuery<{ options: string[] | null }>(
+      'SELECT reloptions AS options FROM pg_class WHERE oid = $1::regclass',
+      [`"${schema}".jobs`],
+    )
+    assert.deepEqual([...(row?.options ?? [])].sort(), [
+      'autovacuum_vacuum_cost_delay=0',
+      'autovacuum_vacuum_scale_factor=0.01',
+      'autovacuum_vacuum_threshold=1000',
+    ])
+  })
+
   test('a waiting worker keeps consuming after its connections are terminated (pg_terminate_backend)', async (t) => {
     const { open, schema } = tempSchema(t)
     const worker = await open()

@@ -9,8 +9,10 @@
 WITH clock AS (SELECT coalesce($1::bigint, :"schema".now_ms()) AS at),
 expired AS (
   SELECT j.id, j.lease_token, j.lease_expires_at, j.lease_expires_at - j.updated_at AS lease_ms
-  FROM :"schema".jobs AS j, clock
-  WHERE j.state = 'active' AND j.lease_expires_at <= clock.at
+  FROM :"schema".jobs AS j
+  -- A scalar subquery, not a join with clock: a bound the index scan can start from, where a
+  -- joined column is only a filter over every active job.
+  WHERE j.state = 'active' AND j.lease_expires_at <= (SELECT clock.at FROM clock)
   ORDER BY j.lease_expires_at
   LIMIT $2::integer
 )
