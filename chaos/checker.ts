@@ -279,7 +279,7 @@ export function checkChaosRun(dir: string): CheckResult {
       }
     }
     for (const run of runs) {
-      if (run.settles.length === 0 && run.lostAt === null && run.incarnation.killedAt === null) {
+      if (endingSettles(run).length === 0 && run.lostAt === null && run.incarnation.killedAt === null) {
         violations.add(
           'final',
           `job ${job.id}: a run in ${run.incarnation.file} never ended, and its worker was not killed`,
@@ -355,8 +355,13 @@ function checkPair(id: string, earlier: Run, later: Run, leaseMs: number, violat
   }
 }
 
+/** A settle answered 'locked' wrote nothing (the row was locked): the run goes on after it. */
+function endingSettles(run: Run): Run['settles'] {
+  return run.settles.filter((s) => s.result !== 'locked')
+}
+
 function recordedEnd(run: Run): number | null {
-  const ends = [...run.settles.map((s) => s.t0), ...(run.lostAt === null ? [] : [run.lostAt])]
+  const ends = [...endingSettles(run).map((s) => s.t0), ...(run.lostAt === null ? [] : [run.lostAt])]
   return ends.length > 0 ? Math.min(...ends) : null
 }
 

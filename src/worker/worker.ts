@@ -106,6 +106,8 @@ interface Running {
 const STOP_CHECK_INTERVAL_MS = 1000
 const SETTLE_ATTEMPTS = 8
 const STORE_ERROR_BACKOFF_MS = { baseMs: 100, factor: 2, maxMs: 5000 }
+/** An outcome whose row was locked is written again within 10 ms first: most locks last a statement. */
+const LOCKED_ROW_BACKOFF_MS = { baseMs: 10, factor: 3, maxMs: 5000 }
 
 /**
  * Claims jobs from its queues, runs them under an executor and settles their outcomes.
@@ -142,8 +144,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * unread never starts a job the store already gave to another.
    */
   private readonly leaseSince = new Map<string, number>()
-  /** Jobs whose record is locked outside Ferry, reported once until a write about them succeeds. */
-  private readonly lockedJobs = new Set<string>()
+  /**
+   * Jobs whose record a write found locked, until a write about them succeeds: 'seen' after the
+   * first, 'reported' once said as a worker error. The first is not reported: this worker's own
+   * renewal and settlement of one job, on two connections, lock its row for a statement each.
+   */
+  private readonly lockedJobs = new Map<string, 'seen' | 'reported'>()
   /** Set once the worker has stopped: settlements waiting for a lock stop trying. */
   private finished = false
   /** Wakes a stopping worker waiting for its last outcomes to be written. */
@@ -761,10 +767,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
           this.lockedJobs.delete(settlement.id)
           return result
         }
-        // Its row is locked outside Ferry: only this outcome waits, written again once it is free.
-        // A stopping worker waits for it at most a lease (finish()), then leaves it to the lease.
+        // Its row is locked: for a moment by this worker's own renewal, or outside Ferry. Only this
+        // outcome waits, written again soon, then with backoff while the lock lasts. A stopping
+        // worker waits for it at most a lease (finish()), then leaves it to the lease.
         this.jobLocked(settlement.id, 'outcome')
-        await new Promise((resolve) => setTimeout(resolve, backoffMs(++lockedFor, STORE_ERROR_BACKOFF_MS)))
+        await new Promise((resolve) => setTimeout(resolve, backoffMs(++lockedFor, LOCKED_ROW_BACKOFF_MS)))
         if (this.finished) return result
         attempt--
       } catch (error) {
@@ -778,11 +785,15 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
   }
 
-  /** A write about this job waits for a lock held outside Ferry: said once, as a worker error. */
+  /**
+   * A write about this job found its row locked. Found locked again before any write succeeded, the
+   * lock is held outside Ferry: said once, as a worker error.
+   */
   private jobLocked(id: string, what: string): void {
-    if (this.lockedJobs.has(id)) return
-    this.lockedJobs.add(id)
-    this.emit('worker:error', new JobLockedError(id, what))
+    const state = this.lockedJobs.get(id)
+    if (state === 'reported') return
+    this.lockedJobs.set(id, state === undefined ? 'seen' : 'reported')
+    if (state === 'seen') this.emit('worker:error', new JobLockedError(id, what))
   }
 
   // ── stopping ───────────────────────────────────────────────────────────────────────────────

@@ -63,7 +63,12 @@ const start = (id: string, token: string, attempt: number, t: number): WorkerRec
   t0: t,
   t1: t + 2,
 })
-const settle = (id: string, token: string, t: number, result: 'ok' | 'lease_lost' = 'ok'): WorkerRecord => ({
+const settle = (
+  id: string,
+  token: string,
+  t: number,
+  result: 'ok' | 'lease_lost' | 'locked' = 'ok',
+): WorkerRecord => ({
   e: 'settle',
   id,
   token,
@@ -193,6 +198,23 @@ test('a claim after the lease ran out, following a kill, passes and counts as a 
   assert.equal(counts.duplicates, 1)
   assert.equal(counts.duplicatesAfterKill, 1)
   assert.equal(counts.workerKills, 1)
+})
+
+test('a settle answered locked wrote nothing: a kill after it still explains the next run', (t) => {
+  const scenario = clean()
+  scenario.workers!['w1#001'] = [hello(10), start('1', 'a', 1, T), settle('1', 'a', T + 20, 'locked')]
+  scenario.workers!['w2#001'] = [
+    hello(11),
+    start('2', 'b', 1, T + 30),
+    settle('2', 'b', T + 50),
+    start('1', 'c', 2, T + 1500),
+    settle('1', 'c', T + 1600),
+  ]
+  scenario.nemesis = [{ e: 'kill', role: 'worker', name: 'w1', pid: 10, t: T + 40 }]
+  scenario.dump![0]!.attempts = 2
+  const { counts, violations } = check(t, scenario)
+  assert.deepEqual(violations, [])
+  assert.equal(counts.duplicatesAfterKill, 1)
 })
 
 test('a settle with a replaced lease that the store accepted breaks fencing', (t) => {
