@@ -11,7 +11,7 @@ import { Redis } from 'ioredis'
 
 import { openStore, ValidationError } from '../../src/index.js'
 import { PostgresStore } from '../../src/postgres.js'
-import { RedisStore } from '../../src/redis.js'
+import { parseRedisUrl, RedisStore } from '../../src/redis.js'
 import { SqliteStore, type SqliteStoreOptions } from '../../src/sqlite.js'
 import {
   adminQuery,
@@ -204,7 +204,8 @@ await whenAvailable(redisUnreachableReason(), () => {
       const url = new URL(TEST_REDIS_URL)
       url.searchParams.set('namespace', namespace)
       url.searchParams.set('connectionName', namespace)
-      const store = await openStore(url.toString())
+      // What openStore opens, without the warning about the test server's persistence.
+      const store = await RedisStore.open({ ...parseRedisUrl(url.toString()), onWarning: () => {} })
       defer(t, () => store.close())
       const redis = new Redis(TEST_REDIS_URL)
       defer(t, () => redis.disconnect())
