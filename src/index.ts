@@ -26,6 +26,7 @@ export {
   type WorkerEvents,
   type WorkerCounts,
   type StopReason,
+  type StopOptions,
 } from './worker/worker.js'
 export {
   AttemptAbort,

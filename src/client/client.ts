@@ -2,7 +2,7 @@ import type { JobHandlers, PayloadOf } from '../core/handler.js'
 import { DEFAULT_MAX_PAYLOAD_BYTES, type NewJob } from '../core/job.js'
 import { ValidationError } from '../core/errors.js'
 import { TickBatcher } from '../core/tick-batcher.js'
-import { normalizeJob, type EnqueueOptions } from '../core/validate.js'
+import { assertKnownKeys, normalizeJob, optionKeys, type EnqueueOptions } from '../core/validate.js'
 import type { CallerTransaction, EnqueueResult, Store } from '../store/store.js'
 
 /**
@@ -28,6 +28,8 @@ export interface ClientOptions {
   maxPayloadBytes?: number
 }
 
+const CLIENT_OPTION_KEYS = optionKeys<ClientOptions>({ store: true, maxPayloadBytes: true })
+
 /** Where an enqueue is written. */
 export interface TransactionOption {
   /**
@@ -48,6 +50,9 @@ export interface JobSpec<
   options?: EnqueueOptions
 }
 
+const TRANSACTION_OPTION_KEYS = optionKeys<TransactionOption>({ tx: true })
+const JOB_SPEC_KEYS = optionKeys<JobSpec>({ name: true, payload: true, options: true })
+
 /**
  * The producer API. `Jobs` is the type of a handler module's default export (see defineJobs):
  * with it, each job name only accepts the payload its handler declares.
@@ -67,7 +72,9 @@ export class Client<Jobs extends JobHandlers = JobHandlers> {
   /** Whether the store limits enqueue calls by bytes, so that jobs must be weighed (encodedBytesOf). */
   private readonly weighsJobs: boolean
 
-  constructor({ store, maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES }: ClientOptions) {
+  constructor(options: ClientOptions) {
+    assertKnownKeys(options, CLIENT_OPTION_KEYS, '')
+    const { store, maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES } = options
     if (!Number.isInteger(maxPayloadBytes) || maxPayloadBytes < 1) {
       throw new ValidationError('invalid_option', 'maxPayloadBytes', 'must be a positive integer')
     }
@@ -104,9 +111,11 @@ export class Client<Jobs extends JobHandlers = JobHandlers> {
   /** Enqueues every job or none (atomic); results are in input order. */
   async enqueueMany(
     jobs: readonly JobSpec<Jobs>[],
-    { tx }: TransactionOption = {},
+    options: TransactionOption = {},
   ): Promise<EnqueueResult[]> {
     if (!Array.isArray(jobs)) throw new ValidationError('invalid_option', 'jobs', 'must be an array')
+    assertKnownKeys(options, TRANSACTION_OPTION_KEYS, '')
+    const { tx } = options
     if (jobs.length === 0) return []
     const normalized: NewJob[] = new Array(jobs.length)
     for (let i = 0; i < jobs.length; i++) {
@@ -118,6 +127,8 @@ export class Client<Jobs extends JobHandlers = JobHandlers> {
           'must be an object { name, payload, options? }',
         )
       }
+      // A misspelt `options` would enqueue the job with every default.
+      assertKnownKeys(spec, JOB_SPEC_KEYS, `jobs[${i}]`)
       normalized[i] = normalizeJob(spec.name, spec.payload, spec.options, {
         maxPayloadBytes: this.maxPayloadBytes,
         field: `jobs[${i}]`,

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 
-import { backoffMs, DEFAULT_BACKOFF } from './backoff.js'
+import { assertBackoffOptions, backoffMs, DEFAULT_BACKOFF, type BackoffOptions } from './backoff.js'
+import { ValidationError } from './errors.js'
 
 const lowest = () => 0
 /** The largest value Math.random can return. */
@@ -68,4 +69,45 @@ test('is deterministic for a fixed random source', () => {
 
 test('returns whole milliseconds', () => {
   for (let i = 0; i < 50; i++) assert.ok(Number.isInteger(backoffMs(1 + (i % 7), { baseMs: 333 })))
+})
+
+test('an option given as undefined takes its default', () => {
+  assert.equal(backoffMs(2, { baseMs: undefined, factor: undefined, maxMs: undefined }, highest), 2000)
+})
+
+test('refuses an unknown option, naming it under backoff and suggesting the one meant', () => {
+  assert.throws(
+    () => backoffMs(1, { base: 10 } as BackoffOptions),
+    (error: unknown) =>
+      error instanceof ValidationError &&
+      error.code === 'invalid_option' &&
+      error.field === 'backoff.base' &&
+      error.message ===
+        'backoff.base: unknown option, did you mean baseMs? (known options: baseMs, factor, maxMs)',
+  )
+})
+
+test('refuses values that would make a retry time NaN or come sooner each attempt', () => {
+  const bad: [BackoffOptions, string][] = [
+    [{ baseMs: -1 }, 'backoff.baseMs'],
+    [{ baseMs: Number.NaN }, 'backoff.baseMs'],
+    [{ baseMs: '1000' as unknown as number }, 'backoff.baseMs'],
+    [{ factor: 0.5 }, 'backoff.factor'],
+    [{ maxMs: Infinity }, 'backoff.maxMs'],
+  ]
+  for (const [options, field] of bad) {
+    assert.throws(
+      () => assertBackoffOptions(options),
+      (error: unknown) => error instanceof ValidationError && error.field === field,
+      JSON.stringify(options),
+    )
+  }
+  assertBackoffOptions({ baseMs: 0, factor: 1, maxMs: 0 })
+})
+
+test('names the options where they sit', () => {
+  assert.throws(
+    () => assertBackoffOptions({ factr: 2 }, 'retry.backoff'),
+    (error: unknown) => error instanceof ValidationError && error.field === 'retry.backoff.factr',
+  )
 })

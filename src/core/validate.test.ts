@@ -4,6 +4,7 @@ import { describe, test } from 'node:test'
 import { FerryError, ValidationError, type ValidationErrorCode } from './errors.js'
 import { DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_PAYLOAD_BYTES } from './job.js'
 import {
+  assertKnownKeys,
   assertName,
   assertQueueList,
   MAX_ATTEMPTS_LIMIT,
@@ -11,6 +12,7 @@ import {
   MAX_PAYLOAD_DEPTH,
   MAX_TIMEOUT_MS,
   normalizeJob,
+  optionKeys,
   PRIORITY_MAX,
   PRIORITY_MIN,
   serializePayload,
@@ -456,5 +458,103 @@ describe('ValidationError', () => {
       error.message,
       /^priority: must be an integer from -2147483648 to 2147483647 \(got "high"\)$/,
     )
+  })
+})
+
+describe('assertKnownKeys', () => {
+  const KNOWN = ['schema', 'poolSize', 'migrate']
+
+  test('accepts an object of known keys, some or none of them', () => {
+    assertKnownKeys({ schema: 'a', poolSize: 2, migrate: undefined }, KNOWN, '')
+    assertKnownKeys({}, KNOWN, '')
+  })
+
+  test('refuses an unknown key with invalid_option, naming it and listing the known ones', () => {
+    const error = throwsValidation(
+      () => assertKnownKeys({ schema: 'a', colour: 1 }, KNOWN, ''),
+      'invalid_option',
+      'colour',
+    )
+    assert.equal(error.message, 'colour: unknown option (known options: schema, poolSize, migrate)')
+  })
+
+  test('puts the path of a nested object before the key', () => {
+    throwsValidation(
+      () => assertKnownKeys({ base: 10 }, ['baseMs', 'factor'], 'backoff'),
+      'invalid_option',
+      'backoff.base',
+    )
+  })
+
+  test('suggests the known key a misspelling is one or two edits from', () => {
+    const cases: [string, string][] = [
+      ['shema', 'schema'], // a letter left out
+      ['poolSzie', 'poolSize'], // two letters swapped
+      ['poolsize', 'poolSize'], // case alone
+      ['migrat', 'migrate'],
+      ['ppolSise', 'poolSize'], // two letters wrong
+    ]
+    for (const [typo, meant] of cases) {
+      const error = throwsValidation(() => assertKnownKeys({ [typo]: 1 }, KNOWN, ''), 'invalid_option', typo)
+      assert.equal(
+        error.message,
+        `${typo}: unknown option, did you mean ${meant}? (known options: schema, poolSize, migrate)`,
+      )
+    }
+  })
+
+  test('suggests nothing when no known key is close, or two are equally close', () => {
+    for (const [key, known] of [
+      ['colour', KNOWN],
+      ['shemata', KNOWN], // three edits
+      ['ab', ['ac', 'ad']], // a tie
+      ['x', ['y']], // one letter is no evidence
+    ] as const) {
+      const error = throwsValidation(() => assertKnownKeys({ [key]: 1 }, known, ''), 'invalid_option', key)
+      assert.doesNotMatch(error.message, /did you mean/)
+    }
+  })
+
+  test('says so when an object takes no options at all', () => {
+    const error = throwsValidation(
+      () => assertKnownKeys({ family: '6' }, [], 'url'),
+      'invalid_option',
+      'url.family',
+    )
+    assert.equal(error.message, 'url.family: unknown option (none are known here)')
+  })
+
+  test('refuses what is not an object of options, naming where it was', () => {
+    for (const value of [null, undefined, 'fast', 3, ['schema']]) {
+      throwsValidation(() => assertKnownKeys(value, KNOWN, ''), 'invalid_option', 'options')
+      throwsValidation(() => assertKnownKeys(value, KNOWN, 'backoff'), 'invalid_option', 'backoff')
+    }
+  })
+
+  test('sees keys that would shadow Object.prototype as the unknown keys they are', () => {
+    throwsValidation(
+      () => assertKnownKeys(JSON.parse('{"__proto__": 1}'), KNOWN, ''),
+      'invalid_option',
+      '__proto__',
+    )
+    throwsValidation(() => assertKnownKeys({ toString: 1 }, KNOWN, ''), 'invalid_option', 'toString')
+  })
+})
+
+describe('optionKeys', () => {
+  interface Options {
+    a?: number
+    b: string
+  }
+
+  test('lists the keys of an options type, in the order written', () => {
+    assert.deepEqual(optionKeys<Options>({ b: true, a: true }), ['b', 'a'])
+  })
+
+  test('holds the list to the type: a missing or an extra key does not compile', () => {
+    // @ts-expect-error a key of the type is missing from the list
+    optionKeys<Options>({ a: true })
+    // @ts-expect-error the type has no key c
+    optionKeys<Options>({ a: true, b: true, c: true })
   })
 })

@@ -8,7 +8,8 @@ export const DEFAULT_STORE_URL = 'sqlite:./ferry.db'
  * - `sqlite:./path/to.db` or `sqlite:///absolute/path.db`; `?durability=normal` relaxes fsync,
  *   `?fileMode=0640` sets the permissions of a file it creates (default 0600)
  * - `postgres://user:password@host:5432/database` (or `postgresql://`); `?schema=ferry` names the
- *   schema, `?poolSize=10` the connections; other parameters go to the pg driver
+ *   schema, `?poolSize=10` the connections; pg's own (`sslmode`, `application_name`, …) go to the
+ *   driver, and an unknown parameter, of any store URL, is a ValidationError
  * - `redis://host:6379/0` or `rediss://…` (TLS); `?namespace=name` keeps several Ferrys apart;
  *   `?cluster=true` when host is a node of a Redis Cluster; `?allowEviction=true` accepts a server
  *   whose maxmemory-policy may evict keys (and so jobs)

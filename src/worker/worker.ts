@@ -1,12 +1,18 @@
 import { EventEmitter } from 'node:events'
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
-import { backoffMs, type BackoffOptions } from '../core/backoff.js'
+import { assertBackoffOptions, backoffMs, type BackoffOptions } from '../core/backoff.js'
 import { isStoreLost, JobLockedError, ValidationError } from '../core/errors.js'
 import type { ClaimedJob, JobError } from '../core/job.js'
 import { giveBack, type Settlement } from '../core/outcome.js'
 import { TickBatcher } from '../core/tick-batcher.js'
-import { assertQueueList, MAX_TIMEOUT_MS, serializePayload } from '../core/validate.js'
+import {
+  assertKnownKeys,
+  assertQueueList,
+  MAX_TIMEOUT_MS,
+  optionKeys,
+  serializePayload,
+} from '../core/validate.js'
 import type { RecoverResult, SettleResult, Store, WakeReason } from '../store/store.js'
 import { AttemptAbort, type ExecutionOutcome, type Executor } from './executors/executor.js'
 import { createExecutor } from './executors/create-executor.js'
@@ -56,6 +62,32 @@ export interface WorkerOptions {
    */
   strategy?: 'inline' | 'threads' | 'processes' | 'fork'
 }
+
+const WORKER_OPTION_KEYS = optionKeys<WorkerOptions>({
+  store: true,
+  handlers: true,
+  queues: true,
+  concurrency: true,
+  prefetch: true,
+  leaseMs: true,
+  defaultTimeoutMs: true,
+  backoff: true,
+  jobLimit: true,
+  timeLimitMs: true,
+  memoryLimitBytes: true,
+  recoverIntervalMs: true,
+  workerId: true,
+  executor: true,
+  strategy: true,
+})
+
+/** How Worker.stop stops. */
+export interface StopOptions {
+  /** False aborts running jobs (put back to ready without using an attempt). Default true. */
+  graceful?: boolean
+}
+
+const STOP_OPTION_KEYS = optionKeys<StopOptions>({ graceful: true })
 
 export type StopReason =
   | 'requested' // stop() was called
@@ -179,6 +211,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   constructor(options: WorkerOptions) {
     super()
+    assertKnownKeys(options, WORKER_OPTION_KEYS, '')
     const { store, queues = ['default'], concurrency = 10, prefetch = 0, leaseMs = 30_000 } = options
     assertQueueList(queues)
     assertCount(concurrency, 'concurrency', 10_000)
@@ -195,6 +228,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
     if (options.defaultTimeoutMs != null)
       assertCount(options.defaultTimeoutMs, 'defaultTimeoutMs', MAX_TIMEOUT_MS)
+    if (options.backoff !== undefined) assertBackoffOptions(options.backoff, 'backoff')
     this.options = options
     this.store = store
     this.queues = [...queues]
@@ -279,7 +313,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * Stops claiming and waits for running jobs to finish and be settled. With `{ graceful: false }`
    * (a second Ctrl-C), running jobs are aborted and put back to ready without using an attempt.
    */
-  async stop({ graceful = true }: { graceful?: boolean } = {}): Promise<StopReason> {
+  async stop(options: StopOptions = {}): Promise<StopReason> {
+    assertKnownKeys(options, STOP_OPTION_KEYS, '')
+    const { graceful = true } = options
     if (!graceful) this.abortRunning()
     this.beginStop('requested')
     if (this.loop === null) {

@@ -81,7 +81,7 @@ test('stores every good --stdin line with its options, prints their ids in input
   assert.match(errors[0]!, /^line 2: is not valid JSON/)
   assert.match(
     errors[1]!,
-    /^line 5: prioirty: unknown key \(known keys: name, payload, queue, priority, delay/,
+    /^line 5: prioirty: unknown option, did you mean priority\? \(known options: name, payload, queue, priority, delay/,
   )
   assert.match(errors[2]!, /^line 7: priority: must be an integer/)
   assert.match(errors[3]!, /^line 9: must be a JSON object/)

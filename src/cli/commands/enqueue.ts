@@ -3,7 +3,7 @@ import { createClient, type Client, type JobSpec } from '../../client/client.js'
 import { parseDuration } from '../../core/duration.js'
 import { FerryError, ValidationError } from '../../core/errors.js'
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../../core/job.js'
-import { normalizeJob, type EnqueueOptions } from '../../core/validate.js'
+import { assertKnownKeys, normalizeJob, type EnqueueOptions } from '../../core/validate.js'
 import type { EnqueueResult } from '../../store/store.js'
 import { openStore } from '../../store/open-store.js'
 import { countOf, truncate } from '../format.js'
@@ -136,7 +136,6 @@ const LINE_KEYS = [
   'uniqueKey',
 ] as const
 type LineKey = (typeof LINE_KEYS)[number]
-const LINE_KEY_SET = new Set<string>(LINE_KEYS)
 /** Keys that go to EnqueueOptions unchanged; null in any of them means "the default", as in the API. */
 const PLAIN_OPTION_KEYS = ['queue', 'priority', 'delayMs', 'maxAttempts', 'timeoutMs', 'uniqueKey'] as const
 
@@ -302,11 +301,7 @@ function jobFromLine(line: string): JobSpec {
     )
   }
   const fields = value as Partial<Record<LineKey, unknown>>
-  for (const key of Object.keys(fields)) {
-    if (!LINE_KEY_SET.has(key)) {
-      throw new ValidationError('invalid_option', key, `unknown key (known keys: ${LINE_KEYS.join(', ')})`)
-    }
-  }
+  assertKnownKeys(fields, LINE_KEYS, '')
   const options: Record<string, unknown> = {}
   for (const key of PLAIN_OPTION_KEYS) if (fields[key] !== undefined) options[key] = fields[key]
   if (fields.delay != null) {

@@ -17,7 +17,7 @@ import {
   type NewJob,
 } from '../../core/job.js'
 import { giveBack, type Settlement } from '../../core/outcome.js'
-import { assertQueueList } from '../../core/validate.js'
+import { assertKnownKeys, assertQueueList, optionKeys } from '../../core/validate.js'
 import {
   DELIVERY_LEASE_MS,
   type CancelParams,
@@ -89,6 +89,44 @@ export interface PostgresStoreOptions {
   /** Connections in the pool, besides the one that listens for notifications. Default 10. */
   poolSize?: number
 }
+
+const POSTGRES_OPTION_KEYS = optionKeys<PostgresStoreOptions>({
+  connectionString: true,
+  schema: true,
+  migrate: true,
+  poolSize: true,
+})
+
+/** The options a postgres:// URL may set for Ferry, by their names in PostgresStoreOptions. */
+const POSTGRES_URL_PARAMS = ['schema', 'poolSize'] as const satisfies readonly (keyof PostgresStoreOptions)[]
+
+/**
+ * The query parameters of a connection string that pg 8.23 acts on (pg-connection-string's parse
+ * and pg's ConnectionParameters read them). Any other is dropped by the driver without a word, so
+ * it is refused: a typo of `sslmode` would connect without TLS. `connect_timeout` and `binary` are
+ * not here because pg reads them from its options object only, never from the URL.
+ */
+const DRIVER_URL_PARAMS = [
+  'host',
+  'port',
+  'user',
+  'password',
+  'ssl',
+  'sslmode',
+  'sslcert',
+  'sslkey',
+  'sslrootcert',
+  'sslnegotiation',
+  'uselibpqcompat',
+  'application_name',
+  'fallback_application_name',
+  'client_encoding',
+  'options',
+  'statement_timeout',
+  'lock_timeout',
+  'idle_in_transaction_session_timeout',
+  'query_timeout',
+] as const
 
 /**
  * What a transactional enqueue needs from the caller's connection: pg's Client and PoolClient
@@ -217,6 +255,8 @@ export class PostgresStore implements Store {
   private closed = false
 
   static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
+    // Before connecting: a misspelt option must not migrate a schema it did not mean.
+    assertKnownKeys(options, POSTGRES_OPTION_KEYS, '')
     const store = new PostgresStore(options)
     try {
       if (options.migrate ?? true) await store.migrate()
@@ -233,6 +273,7 @@ export class PostgresStore implements Store {
     if (typeof connectionString !== 'string' || connectionString === '') {
       throw new ValidationError('invalid_option', 'connectionString', 'must be a postgres:// URL')
     }
+    assertDriverParams(connectionString)
     if (typeof schema !== 'string' || !SCHEMA_PATTERN.test(schema) || schema.startsWith('pg_')) {
       throw new ValidationError(
         'invalid_option',
@@ -1071,6 +1112,11 @@ export function parsePostgresUrl(url: string): PostgresStoreOptions {
   } catch {
     throw new ValidationError('invalid_option', 'store', `"${redact(url)}" is not a valid postgres:// URL`)
   }
+  assertKnownKeys(
+    Object.fromEntries(parsed.searchParams),
+    [...POSTGRES_URL_PARAMS, ...DRIVER_URL_PARAMS],
+    'store',
+  )
   const options: PostgresStoreOptions = { connectionString: '' }
   const schema = parsed.searchParams.get('schema')
   if (schema !== null) options.schema = schema
@@ -1078,10 +1124,25 @@ export function parsePostgresUrl(url: string): PostgresStoreOptions {
   if (poolSize !== null) {
     options.poolSize = /^\d+$/.test(poolSize) ? Number(poolSize) : NaN
   }
-  parsed.searchParams.delete('schema')
-  parsed.searchParams.delete('poolSize')
+  for (const name of POSTGRES_URL_PARAMS) parsed.searchParams.delete(name)
   options.connectionString = parsed.toString()
   return options
+}
+
+/**
+ * Refuses a connection string's query parameter that the driver would drop, Ferry's own included
+ * (`schema` is an option beside connectionString, not in it). A string that is no postgres:// URL
+ * (a socket path) is left to the driver.
+ */
+function assertDriverParams(connectionString: string): void {
+  let parsed: URL
+  try {
+    parsed = new URL(connectionString)
+  } catch {
+    return
+  }
+  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') return
+  assertKnownKeys(Object.fromEntries(parsed.searchParams), DRIVER_URL_PARAMS, 'connectionString')
 }
 
 const TEXT_OID = 25

@@ -32,7 +32,7 @@ import {
 } from '../../core/errors.js'
 import { type ClaimedJob, type Job, type JobError, type JobId } from '../../core/job.js'
 import { giveBack, type Settlement } from '../../core/outcome.js'
-import { assertName, assertQueueList } from '../../core/validate.js'
+import { assertKnownKeys, assertName, assertQueueList, optionKeys } from '../../core/validate.js'
 import type {
   CancelParams,
   ClaimParams,
@@ -108,6 +108,30 @@ export interface RedisStoreOptions {
    */
   onWarning?: (message: string) => void
 }
+
+const REDIS_OPTION_KEYS = optionKeys<RedisStoreOptions>({
+  url: true,
+  connection: true,
+  cluster: true,
+  namespace: true,
+  migrate: true,
+  allowEviction: true,
+  onWarning: true,
+})
+
+/** The options a redis:// URL may set for Ferry, by their names in RedisStoreOptions. */
+const REDIS_URL_PARAMS = [
+  'namespace',
+  'cluster',
+  'allowEviction',
+] as const satisfies readonly (keyof RedisStoreOptions)[]
+
+/**
+ * The query parameters of a redis:// URL that ioredis 6 takes as connection options and that keep
+ * their meaning as text. ioredis makes an option of any parameter, which a typo then is in silence;
+ * these are the ones a URL needs. A Cluster client reads no parameter of its seed URL at all.
+ */
+const DRIVER_URL_PARAMS = ['db', 'family', 'username', 'password', 'connectionName'] as const
 
 type ScriptName =
   | 'enqueue'
@@ -282,6 +306,8 @@ export class RedisStore implements Store {
   }
 
   private constructor(options: RedisStoreOptions) {
+    // Before connecting: a misspelt namespace must not write into the default one.
+    assertKnownKeys(options, REDIS_OPTION_KEYS, '')
     this.keys = redisKeys(options.namespace)
     this.allowEviction = options.allowEviction ?? false
     this.capabilities = {
@@ -303,6 +329,8 @@ export class RedisStore implements Store {
     if (!/^rediss?:\/\//i.test(url)) {
       throw new ValidationError('invalid_option', 'url', `must start with redis:// or rediss:// (got ${url})`)
     }
+    // Ferry's own parameters belong beside the URL here (openStore takes them out of its URL).
+    assertKnownKeys(urlParams(url), options.cluster === true ? [] : DRIVER_URL_PARAMS, 'url')
     const connection: RedisOptions = {
       ...options.connection,
       maxRetriesPerRequest: 3,
@@ -1026,21 +1054,36 @@ export class RedisStore implements Store {
 }
 
 /**
- * Parses `redis://…?namespace=name[&cluster=true][&allowEviction=true]` or `rediss://…`; other
- * query options go to ioredis untouched.
+ * Parses `redis://…?namespace=name[&cluster=true][&allowEviction=true]` or `rediss://…`; the
+ * parameters of DRIVER_URL_PARAMS go to ioredis untouched (none with cluster=true), any other is
+ * refused.
  */
 export function parseRedisUrl(url: string): RedisStoreOptions {
   const parsed = new URL(url)
+  const cluster = booleanParam(parsed, 'cluster')
+  assertKnownKeys(
+    Object.fromEntries(parsed.searchParams),
+    cluster === true ? REDIS_URL_PARAMS : [...REDIS_URL_PARAMS, ...DRIVER_URL_PARAMS],
+    'store',
+  )
   const options: RedisStoreOptions = {}
   const namespace = parsed.searchParams.get('namespace')
   if (namespace !== null) options.namespace = namespace
-  const cluster = booleanParam(parsed, 'cluster')
   if (cluster !== undefined) options.cluster = cluster
   const allowEviction = booleanParam(parsed, 'allowEviction')
   if (allowEviction !== undefined) options.allowEviction = allowEviction
-  for (const name of ['namespace', 'cluster', 'allowEviction']) parsed.searchParams.delete(name)
+  for (const name of REDIS_URL_PARAMS) parsed.searchParams.delete(name)
   options.url = parsed.toString()
   return options
+}
+
+/** The query parameters of a URL, by name. */
+function urlParams(url: string): Record<string, string> {
+  try {
+    return Object.fromEntries(new URL(url).searchParams)
+  } catch {
+    throw new ValidationError('invalid_option', 'url', 'is not a valid redis:// URL')
+  }
 }
 
 /** A `true`/`false` query parameter of a store URL; undefined when absent. */

@@ -11,7 +11,7 @@ import {
 } from '../../core/errors.js'
 import { type ClaimedJob, type Job, type JobError, type JobId, type JobState } from '../../core/job.js'
 import type { Settlement } from '../../core/outcome.js'
-import { assertQueueList } from '../../core/validate.js'
+import { assertKnownKeys, assertQueueList, optionKeys } from '../../core/validate.js'
 import type {
   CancelParams,
   ClaimParams,
@@ -80,6 +80,18 @@ export interface SqliteStoreOptions {
    */
   fileMode?: number
 }
+
+const SQLITE_OPTION_KEYS = optionKeys<SqliteStoreOptions>({
+  path: true,
+  durability: true,
+  busyTimeoutMs: true,
+  migrate: true,
+  walLimitBytes: true,
+  fileMode: true,
+})
+
+/** The options a `sqlite:` URL may set, by their names in SqliteStoreOptions. */
+const SQLITE_URL_PARAMS = ['durability', 'fileMode'] as const satisfies readonly (keyof SqliteStoreOptions)[]
 
 interface JobRow {
   id: number
@@ -165,6 +177,8 @@ export class SqliteStore implements Store {
   }
 
   private constructor(options: SqliteStoreOptions) {
+    // Before the file is created: a misspelt option must leave nothing behind.
+    assertKnownKeys(options, SQLITE_OPTION_KEYS, '')
     const {
       path,
       durability = 'full',
@@ -820,17 +834,13 @@ export function parseSqliteUrl(url: string): SqliteStoreOptions {
   const rest = url.replace(/^sqlite:/i, '')
   const [location = '', query = ''] = rest.split('?', 2)
   const path = location.startsWith('//') ? location.slice(2) : location
+  const params = new URLSearchParams(query)
+  assertKnownKeys(Object.fromEntries(params), SQLITE_URL_PARAMS, 'store')
   const options: SqliteStoreOptions = { path }
-  for (const [key, value] of new URLSearchParams(query)) {
-    if (key === 'durability') options.durability = value as SqliteDurability
-    else if (key === 'fileMode') options.fileMode = /^0?[0-7]{3}$/.test(value) ? parseInt(value, 8) : NaN
-    else
-      throw new ValidationError(
-        'invalid_option',
-        `store.${key}`,
-        'unknown SQLite store option (known: durability, fileMode)',
-      )
-  }
+  const durability = params.get('durability')
+  if (durability !== null) options.durability = durability as SqliteDurability
+  const fileMode = params.get('fileMode')
+  if (fileMode !== null) options.fileMode = /^0?[0-7]{3}$/.test(fileMode) ? parseInt(fileMode, 8) : NaN
   return options
 }
 

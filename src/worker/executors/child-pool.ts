@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { FerryError, ValidationError } from '../../core/errors.js'
+import { assertKnownKeys, optionKeys } from '../../core/validate.js'
 import type { HandlerSource } from '../handler-module.js'
 import type { ChildMessage, ParentMessage } from './child/protocol.js'
 import { appendToTail } from './child/stderr-tail.js'
@@ -43,6 +44,17 @@ export interface PoolExecutorOptions {
   stdout?: NodeJS.WritableStream
   stderr?: NodeJS.WritableStream
 }
+
+export const POOL_EXECUTOR_OPTION_KEYS = optionKeys<PoolExecutorOptions>({
+  size: true,
+  maxJobsPerChild: true,
+  maxRssBytes: true,
+  maxHeapMb: true,
+  killGraceMs: true,
+  startTimeoutMs: true,
+  stdout: true,
+  stderr: true,
+})
 
 /** How a child ended, as its spawner saw it. */
 export interface ChildExit {
@@ -178,6 +190,7 @@ export class ChildPool implements Executor {
     config: ChildPoolConfig,
     fixed: { maxJobsPerChild?: number } = {},
   ) {
+    assertKnownKeys(options, POOL_EXECUTOR_OPTION_KEYS, '')
     this.strategy = config.strategy
     this.config = config
     this.handlersUrl = handlerModuleUrl(source, config.strategy)

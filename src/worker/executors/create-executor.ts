@@ -1,6 +1,7 @@
 import { ValidationError } from '../../core/errors.js'
+import { assertKnownKeys } from '../../core/validate.js'
 import type { HandlerSource } from '../handler-module.js'
-import type { PoolExecutorOptions } from './child-pool.js'
+import { POOL_EXECUTOR_OPTION_KEYS, type PoolExecutorOptions } from './child-pool.js'
 import type { Executor } from './executor.js'
 import { ForkExecutor } from './fork.js'
 import { InlineExecutor } from './inline.js'
@@ -20,6 +21,8 @@ export function createExecutor(
   handlers: HandlerSource,
   options: PoolExecutorOptions = {},
 ): Executor {
+  // Checked for inline too, which takes none of them: a typo is a typo whatever the strategy.
+  assertKnownKeys(options, POOL_EXECUTOR_OPTION_KEYS, '')
   switch (strategy) {
     case 'inline':
       return new InlineExecutor(handlers)
