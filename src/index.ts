@@ -17,7 +17,7 @@ export {
   type EnqueueOptions,
 } from './core/validate.js'
 export type * from './store/store.js'
-export { openStore, DEFAULT_STORE_URL } from './store/open-store.js'
+export { openStore, migrateStore, DEFAULT_STORE_URL, type OpenStoreOptions } from './store/open-store.js'
 export { Client, createClient, type ClientOptions, type JobSpec } from './client/client.js'
 export { toJobError } from './core/job-error.js'
 export {

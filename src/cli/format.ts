@@ -1,13 +1,18 @@
 // Output helpers shared by the subcommands: aligned tables, durations and instants for people,
-// ISO 8601 for --json. Human output may change between versions; --json output may not.
+// ISO 8601 for --json, colour on terminals. Human output may change between versions; --json
+// output may not.
 
 export type Align = 'left' | 'right'
 
-/** Columns padded to their widest cell, two spaces apart; `align` per column, default left. */
+/**
+ * Columns padded to their widest cell, two spaces apart; `align` per column, default left.
+ * `paintRow` may colour a row's finished line (colour codes would throw off the padding).
+ */
 export function formatTable(
   header: readonly string[],
   rows: readonly (readonly string[])[],
   align: readonly Align[] = [],
+  paintRow: (line: string, rowIndex: number) => string = (line) => line,
 ): string {
   const widths = header.map((title, column) =>
     Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
@@ -19,7 +24,7 @@ export function formatTable(
       )
       .join('  ')
       .trimEnd()
-  return [header, ...rows].map(line).join('\n') + '\n'
+  return [line(header), ...rows.map((row, index) => paintRow(line(row), index))].join('\n') + '\n'
 }
 
 const DURATION_UNITS: readonly [string, number][] = [
@@ -44,7 +49,10 @@ export function formatDuration(ms: number): string {
   return parts.filter((part) => part !== '').join(' ')
 }
 
-/** Local time, to the second, with how far from `now` it is: '2026-11-30 11:38:00 (in 5m)'. */
+/**
+ * Local time, to the second, with how far from `now` it is: '2026-11-30 11:38:00 (in 5m)'. Every
+ * instant in human output takes this form (tables, worker lines, messages); --json has toIso.
+ */
 export function formatInstant(ms: number, now: number): string {
   const date = new Date(ms)
   const pad = (n: number): string => String(n).padStart(2, '0')
@@ -79,4 +87,27 @@ export function countOf(count: number, noun: string): string {
 /** Pretty JSON with a trailing newline, the form every --json output takes. */
 export function formatJson(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`
+}
+
+export type Color = 'red' | 'yellow'
+
+const COLOR_CODES: Readonly<Record<Color, readonly [open: number, close: number]>> = {
+  red: [31, 39],
+  yellow: [33, 39],
+}
+
+/**
+ * Colours for what goes to `stream`, or none: on a terminal that shows colours (Node's
+ * hasColors, which honours NO_COLOR, FORCE_COLOR and TERM=dumb); elsewhere (a pipe, a file) only
+ * when FORCE_COLOR asks for them, with Node's meaning of its values.
+ */
+export function painter(stream: NodeJS.WriteStream): (text: string, color: Color) => string {
+  const force = process.env.FORCE_COLOR
+  const on =
+    stream.isTTY === true ? stream.hasColors() : force !== undefined && force !== '0' && force !== 'false'
+  if (!on) return (text) => text
+  return (text, color) => {
+    const [open, close] = COLOR_CODES[color]
+    return `\x1b[${open}m${text}\x1b[${close}m`
+  }
 }

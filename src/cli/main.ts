@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The `ferry` command. One file per subcommand in ./commands; this file only wires them up.
 import { Command, CommanderError } from 'commander'
+import { readFileSync } from 'node:fs'
 import { FerryError } from '../core/errors.js'
 import { DEFAULT_STORE_URL } from '../store/open-store.js'
 import { registerCancel } from './commands/cancel.js'
@@ -14,6 +15,13 @@ import { registerStats } from './commands/stats.js'
 import { registerStopWorkers } from './commands/stop-workers.js'
 import { registerWork } from './commands/work.js'
 import { exitWhenStdoutReaderLeaves, ferryStderr } from './fd-writer.js'
+import { painter } from './format.js'
+
+// package.json is two levels up from both src/cli/main.ts and dist/cli/main.js, and ships in the package.
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+  version: string
+}
+const paint = painter(process.stderr)
 
 const program = new Command('ferry')
   .description('Ferry: a durable background-job queue')
@@ -22,6 +30,12 @@ const program = new Command('ferry')
     'where jobs are kept (env FERRY_STORE)',
     process.env.FERRY_STORE ?? DEFAULT_STORE_URL,
   )
+  .version(version, '-V, --version', "print Ferry's version")
+  .configureOutput({
+    // Coloured up to the newline, so the colour ends on the line it starts on.
+    outputError: (text, write) =>
+      write(text.replace(/^(.*?)(\n?)$/s, (_, body: string, end: string) => paint(body, 'red') + end)),
+  })
   .showHelpAfterError()
   .exitOverride()
 
@@ -44,7 +58,7 @@ try {
 } catch (error) {
   if (error instanceof CommanderError) process.exit(error.exitCode)
   if (error instanceof FerryError) {
-    ferryStderr.line(`ferry: ${error.message} [${error.code}]`)
+    ferryStderr.line(paint(`ferry: ${error.message} [${error.code}]`, 'red'))
     process.exit(2)
   }
   throw error

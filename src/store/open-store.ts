@@ -1,7 +1,27 @@
 import { ValidationError } from '../core/errors.js'
-import type { Store } from './store.js'
+import type { MigrateResult, Store } from './store.js'
 
 export const DEFAULT_STORE_URL = 'sqlite:./ferry.db'
+
+export interface OpenStoreOptions {
+  /**
+   * Apply pending schema migrations on open (default true). With false, a store whose schema is
+   * older than this Ferry's throws MigrationRequiredError: migrate it with migrateStore (or
+   * `ferry migrate`) first.
+   */
+  migrate?: boolean
+  /**
+   * SQLite: create the database file when it does not exist (default true). With false, a missing
+   * file is a StoreUnavailableError, so a mistyped path is reported instead of starting an empty
+   * database. PostgreSQL schemas and Redis namespaces are created by migrating whatever this says.
+   */
+  create?: boolean
+  /**
+   * Redis: called at open with each warning about the server's settings (persistence that can
+   * lose acknowledged jobs). Default: process.emitWarning, once per process for each warning.
+   */
+  onWarning?: (message: string) => void
+}
 
 /**
  * Opens a store from a URL, loading only that backend's driver:
@@ -14,28 +34,57 @@ export const DEFAULT_STORE_URL = 'sqlite:./ferry.db'
  *   `?cluster=true` when host is a node of a Redis Cluster; `?allowEviction=true` accepts a server
  *   whose maxmemory-policy may evict keys (and so jobs)
  */
-export async function openStore(url: string = DEFAULT_STORE_URL): Promise<Store> {
-  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase()
-  switch (scheme) {
+export async function openStore(
+  url: string = DEFAULT_STORE_URL,
+  options: OpenStoreOptions = {},
+): Promise<Store> {
+  const { migrate, create, onWarning } = options
+  switch (schemeOf(url)) {
     case 'sqlite': {
       const { SqliteStore, parseSqliteUrl } = await import('./sqlite/sqlite-store.js')
-      return SqliteStore.open(parseSqliteUrl(url))
+      return SqliteStore.open({ ...parseSqliteUrl(url), migrate, create })
     }
-    case 'postgres':
-    case 'postgresql': {
+    case 'postgres': {
       const { PostgresStore, parsePostgresUrl } = await import('./postgres/postgres-store.js')
-      return PostgresStore.open(parsePostgresUrl(url))
+      return PostgresStore.open({ ...parsePostgresUrl(url), migrate })
     }
-    case 'redis':
-    case 'rediss': {
+    case 'redis': {
       const { RedisStore, parseRedisUrl } = await import('./redis/redis-store.js')
-      return RedisStore.open(parseRedisUrl(url))
+      return RedisStore.open({ ...parseRedisUrl(url), migrate, onWarning })
     }
-    default:
-      throw new ValidationError(
-        'invalid_option',
-        'store',
-        `"${url}" is not a store URL Ferry knows (use sqlite:./ferry.db, postgres://host/database or redis://host:6379)`,
-      )
   }
+}
+
+/**
+ * Applies the pending schema migrations of the store a URL names and says what it applied: the
+ * store is opened without migrating or checking its schema (openStore would already have applied
+ * them), migrated, and closed. What `ferry migrate` runs.
+ */
+export async function migrateStore(url: string = DEFAULT_STORE_URL): Promise<MigrateResult> {
+  switch (schemeOf(url)) {
+    case 'sqlite': {
+      const { SqliteStore, parseSqliteUrl } = await import('./sqlite/sqlite-store.js')
+      return SqliteStore.applyMigrations(parseSqliteUrl(url))
+    }
+    case 'postgres': {
+      const { PostgresStore, parsePostgresUrl } = await import('./postgres/postgres-store.js')
+      return PostgresStore.applyMigrations(parsePostgresUrl(url))
+    }
+    case 'redis': {
+      const { RedisStore, parseRedisUrl } = await import('./redis/redis-store.js')
+      return RedisStore.applyMigrations(parseRedisUrl(url))
+    }
+  }
+}
+
+function schemeOf(url: string): 'sqlite' | 'postgres' | 'redis' {
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase()
+  if (scheme === 'sqlite') return 'sqlite'
+  if (scheme === 'postgres' || scheme === 'postgresql') return 'postgres'
+  if (scheme === 'redis' || scheme === 'rediss') return 'redis'
+  throw new ValidationError(
+    'invalid_option',
+    'store',
+    `"${url}" is not a store URL Ferry knows (use sqlite:./ferry.db, postgres://host/database or redis://host:6379)`,
+  )
 }

@@ -6,6 +6,8 @@ import { FerryError, ValidationError } from '../core/errors.js'
 import type { JobHandlers } from '../core/handler.js'
 import { NAME_PATTERN } from '../core/validate.js'
 
+const TYPESCRIPT_EXTENSION = /\.[cm]?tsx?$/
+
 /** Handlers given directly, or the path or URL of a module whose default export maps names to them. */
 export type HandlerSource = JobHandlers | string | URL
 
@@ -25,14 +27,21 @@ export async function loadHandlers(source: HandlerSource): Promise<JobHandlers> 
   try {
     module = (await import(url.href)) as { default?: unknown }
   } catch (error) {
-    if (
-      (error as { code?: string }).code === 'ERR_UNKNOWN_FILE_EXTENSION' &&
-      (await registerTypeScript(url))
-    ) {
+    const unknownExtension = (error as { code?: string }).code === 'ERR_UNKNOWN_FILE_EXTENSION'
+    if (unknownExtension && (await registerTypeScript(url))) {
       // The failed import stays cached under its URL: import it again under another one.
       const retry = new URL(url.href)
       retry.searchParams.set('loader', 'tsx')
       module = (await import(retry.href)) as { default?: unknown }
+    } else if (unknownExtension && TYPESCRIPT_EXTENSION.test(url.pathname)) {
+      // Node 20 cannot load TypeScript by itself: its own message says only "Unknown file extension".
+      throw new FerryError(
+        'invalid_option',
+        `cannot load the handler module ${where}: it is TypeScript, which Ferry loads with tsx, and tsx ` +
+          'is not installed in its project: install it there (npm install --save-dev tsx), run Ferry ' +
+          'under a TypeScript loader (node --import tsx), or compile the module to JavaScript',
+        { cause: error },
+      )
     } else {
       throw new FerryError(
         'invalid_option',

@@ -31,7 +31,7 @@ test('retry moves the dead jobs given back to ready with fresh attempts and coun
   const dead = await finished(store, 'mail', 'dead')
   const otherDead = await finished(store, 'mail', 'dead')
   const completed = await finished(store, 'mail', 'completed')
-  const { code, stdout, stderr } = await runFerry(db.url, ['retry', dead, completed, '999', 'abc'])
+  const { code, stdout, stderr } = await runFerry(db.url, ['retry', dead, completed, '999'])
   assert.equal(stderr, '')
   assert.equal(code, 0)
   assert.equal(stdout, '1 job moved back to ready\n')
@@ -39,6 +39,32 @@ test('retry moves the dead jobs given back to ready with fresh attempts and coun
   assert.deepEqual([job.state, job.attempts, job.finishedAt], ['ready', 0, null])
   assert.equal(await stateOf(store, otherDead), 'dead')
   assert.equal(await stateOf(store, completed), 'completed')
+})
+
+test('retry, cancel and jobs show refuse an id that is not one, exit 2, and change nothing', async (t) => {
+  const db = tempDatabase(t)
+  const store = await db.open()
+  const dead = await finished(store, 'mail', 'dead')
+  const { id: ready } = await createClient({ store }).enqueue('task', null)
+  const cases: [string[], string, string][] = [
+    [['retry', dead, 'abc'], 'ids', 'abc'],
+    [['retry', '0'], 'ids', '0'],
+    [['cancel', ready, '12x'], 'ids', '12x'],
+    [['cancel', '007'], 'ids', '007'],
+    [['jobs', 'show', '1.5'], 'id', '1.5'],
+  ]
+  const results = await Promise.all(cases.map(([args]) => runFerry(db.url, args)))
+  for (const [i, { code, stdout, stderr }] of results.entries()) {
+    const [args, field, id] = cases[i]!
+    assert.equal(code, 2, `${args.join(' ')}: ${stderr}`)
+    assert.equal(stdout, '')
+    assert.equal(
+      stderr,
+      `ferry: ${field}: "${id}" is not a job id (ids are whole numbers from 1, as ferry enqueue prints them) [invalid_option]\n`,
+    )
+  }
+  assert.equal(await stateOf(store, dead), 'dead')
+  assert.equal(await stateOf(store, ready), 'ready')
 })
 
 test('retry --all-dead moves every dead job, or those of --queue', async (t) => {
@@ -160,9 +186,11 @@ test('stop-workers records a stop request and says which workers it stops', asyn
   assert.equal(code, 0)
   const requestedAt = await store.stopRequestedAt()
   assert.ok(requestedAt !== null && requestedAt >= before && requestedAt <= Date.now())
-  assert.equal(
+  // In local time, as every instant in the human output (the tables too).
+  assert.match(
     stdout,
-    `stop requested at ${new Date(requestedAt).toISOString()}: ` +
-      'workers started before then will stop after their current jobs\n',
+    /^stop requested at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \((now|\d+s ago)\): workers started before then will stop after their current jobs\n$/,
   )
+  const shown = /at (\S+ \S+)/.exec(stdout)![1]!.replace(' ', 'T')
+  assert.ok(Math.abs(Date.parse(shown) - requestedAt) < 1000, `${shown} is the request's local time`)
 })

@@ -15,10 +15,21 @@ const MAIN = join(ROOT, 'src', 'cli', 'main.ts')
 export { allJobs } from '../helpers/store-harness.js'
 export { tempDatabase, type TempDatabase } from '../helpers/sqlite-harness.js'
 
-/** Starts `ferry --store <url> ...args` with pipes for every stream (so nothing is a TTY). */
-export function spawnFerry(url: string, args: readonly string[]): ChildProcessWithoutNullStreams {
+/**
+ * Starts `ferry --store <url> ...args` with pipes for every stream (so nothing is a TTY), and no
+ * colour unless `env` asks for it: node --test sets FORCE_COLOR for test files when its own output
+ * is a terminal.
+ */
+export function spawnFerry(
+  url: string,
+  args: readonly string[],
+  extraEnv: Record<string, string> = {},
+): ChildProcessWithoutNullStreams {
   const env: NodeJS.ProcessEnv = { ...process.env, CI: 'true' }
   delete env.FERRY_STORE
+  delete env.FORCE_COLOR
+  delete env.NO_COLOR
+  Object.assign(env, extraEnv)
   return spawn(process.execPath, ['--import', 'tsx', MAIN, '--store', url, ...args], { cwd: ROOT, env })
 }
 
@@ -28,10 +39,15 @@ export interface FerryResult {
   stderr: string
 }
 
-/** Runs `ferry --store <url> ...args` to its end, with `input` on its stdin. */
-export function runFerry(url: string, args: readonly string[], input = ''): Promise<FerryResult> {
+/** Runs `ferry --store <url> ...args` to its end, with `input` on its stdin and `env` added. */
+export function runFerry(
+  url: string,
+  args: readonly string[],
+  input = '',
+  env: Record<string, string> = {},
+): Promise<FerryResult> {
   return new Promise((resolve, reject) => {
-    const child = spawnFerry(url, args)
+    const child = spawnFerry(url, args, env)
     let stdout = ''
     let stderr = ''
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict'
 import { once } from 'node:events'
 import { test } from 'node:test'
 
+import { createClient } from '../../src/index.js'
 import { allJobs, runFerry, spawnFerry, tempDatabase } from './cli-harness.js'
 
 test('enqueues one job from its arguments and prints its id', async (t) => {
@@ -40,6 +41,43 @@ test('enqueues one job from its arguments and prints its id', async (t) => {
   assert.ok(job.createdAt >= before)
   assert.equal(job.maxAttempts, 3)
   assert.equal(job.uniqueKey, 'welcome-ada')
+})
+
+test('enqueues one job with --timeout and --run-at, as an ISO 8601 instant or epoch milliseconds', async (t) => {
+  const db = tempDatabase(t)
+  const runAt = Date.parse('2030-01-31T09:00:00Z')
+  const [iso, epoch] = await Promise.all([
+    runFerry(db.url, ['enqueue', 'report', '--timeout', '5m', '--run-at', '2030-01-31T09:00:00Z']),
+    runFerry(db.url, ['enqueue', 'report', '--run-at', String(runAt + 1)]),
+  ])
+  for (const result of [iso, epoch]) assert.equal(result.code, 0, result.stderr)
+  const store = await db.open()
+  const first = (await store.getJob(iso.stdout.trim()))!
+  assert.deepEqual([first.state, first.runAt, first.timeoutMs], ['scheduled', runAt, 300_000])
+  const second = (await store.getJob(epoch.stdout.trim()))!
+  assert.deepEqual([second.runAt, second.timeoutMs], [runAt + 1, null])
+})
+
+test('refuses --delay with --run-at, and a --run-at or --timeout that is not one, storing nothing', async (t) => {
+  const db = tempDatabase(t)
+  const [both, badInstant, badTimeout, withStdin] = await Promise.all([
+    runFerry(db.url, ['enqueue', 'report', '--delay', '5m', '--run-at', '2030-01-31T09:00:00Z']),
+    runFerry(db.url, ['enqueue', 'report', '--run-at', 'tomorrow']),
+    runFerry(db.url, ['enqueue', 'report', '--timeout', 'soon']),
+    runFerry(db.url, ['enqueue', '--stdin', '--timeout', '5s'], '{"name":"x"}\n'),
+  ])
+  assert.equal(both.code, 1)
+  assert.match(both.stderr, /^error: give --delay or --run-at, not both\n/)
+  assert.equal(badInstant.code, 2)
+  assert.match(
+    badInstant.stderr,
+    /^ferry: --run-at: "tomorrow" is not an ISO 8601 date .*\[invalid_run_at\]\n$/,
+  )
+  assert.equal(badTimeout.code, 2)
+  assert.match(badTimeout.stderr, /^ferry: --timeout: "soon" is not a duration/)
+  assert.equal(withStdin.code, 1)
+  assert.match(withStdin.stderr, /^error: --timeout cannot be combined with --stdin/)
+  assert.deepEqual(await allJobs(await db.open()), [])
 })
 
 test('stores every good --stdin line with its options, prints their ids in input order and reports bad lines by number', async (t) => {
@@ -183,4 +221,18 @@ test('needs a job name without --stdin', async (t) => {
   const { code, stderr } = await runFerry(db.url, ['enqueue'])
   assert.equal(code, 1)
   assert.match(stderr, /^error: missing required argument 'name'/)
+})
+
+test('a duplicate --unique-key prints the existing id and says nothing was added, naming the job', async (t) => {
+  const db = tempDatabase(t)
+  const store = await db.open()
+  const { id } = await createClient({ store }).enqueue('send-email', {}, { uniqueKey: 'welcome-ada' })
+  const again = await runFerry(db.url, ['enqueue', 'other-name', '{"x":1}', '--unique-key', 'welcome-ada'])
+  assert.equal(again.code, 0, again.stderr)
+  assert.equal(again.stdout, `${id}\n`)
+  assert.equal(
+    again.stderr,
+    `ferry: nothing was added: job ${id} (send-email, ready) already holds unique key "welcome-ada"\n`,
+  )
+  assert.equal((await store.listJobs({})).jobs.length, 1)
 })

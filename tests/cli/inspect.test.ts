@@ -99,10 +99,12 @@ test('stats prints a row per queue, a total row and the last minute as per-minut
 test('stats --json prints counts per queue, totals, the window and the time as ISO 8601', async (t) => {
   const db = tempDatabase(t)
   await seed(await db.open())
+  const emptyDb = tempDatabase(t)
+  await emptyDb.open()
   const before = Date.now()
   const [seeded, empty] = await Promise.all([
     runFerry(db.url, ['stats', '--json']),
-    runFerry(`sqlite://${db.path}.empty`, ['stats', '--json']),
+    runFerry(emptyDb.url, ['stats', '--json']),
   ])
   assert.equal(seeded.code, 0, seeded.stderr)
   const document = JSON.parse(seeded.stdout) as { at: string }
@@ -177,6 +179,83 @@ test('jobs prints a table of jobs, newest first, with attempts, times and the la
   assert.ok(lastError.endsWith('…') && HANDLER_ERROR.message.startsWith(lastError.slice(0, -1)), lastError)
   assert.ok(lastError.length < HANDLER_ERROR.message.length)
   assert.equal(rows[4]!.length, 7, 'no error column for a job without an error')
+})
+
+/** A job whose first attempt failed with HANDLER_ERROR and whose second completed; returns its id. */
+async function completedAfterFailure(store: Store): Promise<string> {
+  const { id } = await createClient({ store }).enqueue('send-email', null, { queue: 'retried' })
+  const [first] = await store.claim({ queues: ['retried'], limit: 1, leaseMs: 60_000, workerId: 'w' })
+  const retryAt = Date.now()
+  await store.settle({
+    settlements: [{ kind: 'retry', id, leaseToken: first!.leaseToken, runAt: retryAt, error: HANDLER_ERROR }],
+  })
+  const [second] = await store.claim({ queues: ['retried'], limit: 1, leaseMs: 60_000, workerId: 'w' })
+  assert.equal(second?.id, id)
+  await store.settle({
+    settlements: [{ kind: 'completed', id, leaseToken: second.leaseToken, result: null }],
+  })
+  return id
+}
+
+test("a completed job says that its last error was an earlier attempt's, in jobs and jobs show", async (t) => {
+  const db = tempDatabase(t)
+  const id = await completedAfterFailure(await db.open())
+  const [listed, shown] = await Promise.all([
+    runFerry(db.url, ['jobs']),
+    runFerry(db.url, ['jobs', 'show', id]),
+  ])
+  assert.equal(listed.code, 0, listed.stderr)
+  const [, row] = tableRows(listed.stdout)
+  assert.deepEqual(row!.slice(0, 6), [id, 'retried', 'send-email', 'completed', '0', '2/25'])
+  assert.match(row![7]!, /^\(earlier attempt\) cannot read properties of undefined/)
+  assert.equal(shown.code, 0, shown.stderr)
+  assert.match(
+    shown.stdout,
+    /\nlast error \(of an earlier attempt; the job then completed\):\n {2}error \(TypeError\): cannot read/,
+  )
+})
+
+test('with FORCE_COLOR, dead rows are red, rows of jobs that failed and will run again yellow, errors red', async (t) => {
+  const db = tempDatabase(t)
+  const store = await db.open()
+  const ids = await seed(store)
+  const { id: failing } = await createClient({ store }).enqueue('send-email', null, { queue: 'retried' })
+  const [claimed] = await store.claim({ queues: ['retried'], limit: 1, leaseMs: 60_000, workerId: 'w' })
+  await store.settle({
+    settlements: [
+      {
+        kind: 'retry',
+        id: failing,
+        leaseToken: claimed!.leaseToken,
+        runAt: Date.now() + 60_000,
+        error: HANDLER_ERROR,
+      },
+    ],
+  })
+  const [colored, plain, error] = await Promise.all([
+    runFerry(db.url, ['jobs'], '', { FORCE_COLOR: '1' }),
+    runFerry(db.url, ['jobs'], '', { FORCE_COLOR: '0' }),
+    runFerry(db.url, ['jobs', '--state', 'bogus'], '', { FORCE_COLOR: '1' }),
+  ])
+  // The codes of format.ts's painter, as plain strings (a regular expression may not hold ESC).
+  const [red, yellow, end] = ['\x1b[31m', '\x1b[33m', '\x1b[39m']
+  const uncoloured = (text: string): string =>
+    [red, yellow, end].reduce((rest, code) => rest.replaceAll(code, ''), text)
+  const lines = colored.stdout.trimEnd().split('\n')
+  const rowOf = (id: string): string =>
+    lines.find((line) => uncoloured(line).trimStart().startsWith(`${id} `))!
+  const deadRow = rowOf(ids.dead)
+  assert.ok(deadRow.startsWith(red) && deadRow.endsWith(end) && / dead /.test(deadRow), deadRow)
+  const failingRow = rowOf(failing)
+  assert.ok(
+    failingRow.startsWith(yellow) && failingRow.endsWith(end) && / scheduled /.test(failingRow),
+    failingRow,
+  )
+  for (const id of [ids.completed, ids.ready, ids.active]) assert.ok(!rowOf(id).includes('\x1b'), rowOf(id))
+  assert.equal(uncoloured(colored.stdout), plain.stdout, 'the same table, uncoloured')
+  assert.ok(!plain.stdout.includes('\x1b'), plain.stdout)
+  assert.ok(error.stderr.startsWith(`${red}ferry: --state: "bogus" is not a state`), error.stderr)
+  assert.ok(error.stderr.endsWith(`${end}\n`), error.stderr)
 })
 
 test('jobs --json prints an array of every field with ISO 8601 instants, filtered by --state and --queue', async (t) => {
@@ -322,7 +401,8 @@ test('jobs show of an unknown id prints one line on stderr and exits 2', async (
   assert.deepEqual(malformed, {
     code: 2,
     stdout: '',
-    stderr: 'ferry: job abc does not exist [job_not_found]\n',
+    stderr:
+      'ferry: id: "abc" is not a job id (ids are whole numbers from 1, as ferry enqueue prints them) [invalid_option]\n',
   })
 })
 

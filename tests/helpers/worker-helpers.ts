@@ -217,7 +217,8 @@ export function spawnFerry(
   args: string[],
   { env: extraEnv = {} }: { env?: Record<string, string> } = {},
 ): FerryProcess {
-  const env = { ...process.env, ...extraEnv }
+  // No colour unless asked: node --test sets FORCE_COLOR for test files when it writes to a terminal.
+  const env: NodeJS.ProcessEnv = { ...process.env, FORCE_COLOR: undefined, NO_COLOR: undefined, ...extraEnv }
   delete env.FERRY_STORE
   delete env.NODE_TEST_CONTEXT
   const child = spawn(process.execPath, ['--import', 'tsx', FERRY_MAIN, ...args], {

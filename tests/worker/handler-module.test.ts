@@ -1,10 +1,12 @@
 /**
  * A TypeScript handler module run by the built `ferry` (plain Node, no loader given): Ferry
- * registers tsx from the module's own project, as a user's project with tsx installed would have.
+ * registers tsx from the module's own project, as a user's project with tsx installed would have,
+ * and says to install it where there is none.
  */
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
@@ -36,4 +38,34 @@ test('the built ferry work runs a .ts handler module through the project’s own
   const job = await store.getJob(id)
   assert.equal(job?.state, 'completed')
   assert.deepEqual(job?.result, { greeting: 'hello Ada' })
+})
+
+test('the built ferry work says to install tsx when a .ts handler module has none to load it', async (t) => {
+  assert.ok(
+    existsSync(BUILT_CLI),
+    'this test runs the built command: run `npm run build` first (npm test does)',
+  )
+  const db = tempDatabase(t)
+  // Outside this repository, so that no tsx can be found from the module's directory.
+  const dir = mkdtempSync(join(tmpdir(), 'ferry-no-tsx-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const module = join(dir, 'jobs.ts')
+  writeFileSync(module, 'export default { greet: (payload: unknown): unknown => payload }\n')
+  const env: NodeJS.ProcessEnv = { ...process.env }
+  delete env.NODE_OPTIONS
+  const exit = await run(process.execPath, [BUILT_CLI, '--store', db.url, 'work', '--handlers', module], {
+    cwd: dir,
+    env,
+    timeout: 30_000,
+  }).then(
+    () => assert.fail('ferry work started without a way to load TypeScript'),
+    (error: { code: number; stderr: string }) => error,
+  )
+  assert.equal(exit.code, 2)
+  assert.equal(
+    exit.stderr,
+    `ferry: cannot load the handler module ${module}: it is TypeScript, which Ferry loads with tsx, and tsx is ` +
+      'not installed in its project: install it there (npm install --save-dev tsx), run Ferry under a ' +
+      'TypeScript loader (node --import tsx), or compile the module to JavaScript [invalid_option]\n',
+  )
 })

@@ -129,7 +129,10 @@ test('ferry work sent SIGTERM once finishes the running job, then exits 0', asyn
   await waitFor(async () => (await getJob(store, id)).state === 'active', 10_000, 'the job being active')
 
   ferry.child.kill('SIGTERM')
-  await ferry.waitForOutput(/stopping after 1 running job/)
+  // The way to abort is the signal that stopped it: Ctrl-C is SIGINT's.
+  await ferry.waitForOutput(
+    /^ferry: stopping \(requested: SIGTERM\) after 1 running job; SIGTERM again to abort them$/m,
+  )
   const exit = await ferry.waitForExit()
 
   assert.equal(exit.code, 0, exit.stderr)
@@ -150,7 +153,9 @@ test('ferry work sent SIGINT twice aborts the running job, which goes back to re
   await waitFor(async () => (await getJob(store, id)).state === 'active', 10_000, 'the job being active')
 
   ferry.child.kill('SIGINT')
-  await ferry.waitForOutput(/Ctrl-C again to abort/)
+  await ferry.waitForOutput(
+    /^ferry: stopping \(requested: SIGINT\) after 1 running job; Ctrl-C again to abort them$/m,
+  )
   ferry.child.kill('SIGINT')
   const exit = await ferry.waitForExit(5000)
 
@@ -179,6 +184,9 @@ test('ferry work stops gracefully on a SIGTERM sent the moment it prints that it
     assert.equal(exit.signal, null, `killed by ${exit.signal} instead of stopping; stderr:\n${exit.stderr}`)
     assert.equal(exit.code, 0, exit.stderr)
     assert.match(exit.stderr, /stopped \(requested\)/)
+    // Idle: one line, with nothing about running jobs to wait for or abort.
+    assert.match(exit.stderr, /^ferry: stopping \(requested: SIGTERM\)$/m)
+    assert.equal(exit.stderr.match(/stopping/g)?.length, 1, exit.stderr)
   }
 })
 
@@ -191,8 +199,8 @@ test('ferry stop-workers stops an idle worker in another process; a worker start
   const request = await runFerry(t, ['--store', url, 'stop-workers'])
   assert.equal(request.code, 0, request.stderr)
   // The time the request was written, as the store keeps it.
-  const requestedAt = Date.parse(/stop requested at (\S+):/.exec(request.stdout)?.[1] ?? '')
-  assert.ok(Number.isFinite(requestedAt), request.stdout)
+  const requestedAt = await store.stopRequestedAt()
+  assert.ok(requestedAt !== null, request.stdout)
   await before.waitForExit(5000)
   const exit = await exited
   const tookMs = exit.at - requestedAt

@@ -1,8 +1,8 @@
 import type { Command } from 'commander'
 import { createClient, type JobSpec } from '../../client/client.js'
-import { openStore } from '../../store/open-store.js'
 import { Worker } from '../../worker/worker.js'
 import demoJobs from '../demo-jobs.js'
+import { openStoreForJobs, storeUrl } from '../open.js'
 
 const QUEUES = ['demo.critical', 'demo.default', 'demo.low'] as const
 type Jobs = typeof demoJobs
@@ -49,8 +49,7 @@ export function registerDemo(program: Command): void {
     .description('enqueue a few hundred jobs on three queues and work them, showing progress live')
     .option('--concurrency <n>', 'jobs run at once', '8')
     .action(async (flags: { concurrency: string }) => {
-      const storeUrl = program.opts<{ store: string }>().store
-      const store = await openStore(storeUrl)
+      const store = await openStoreForJobs(program)
       try {
         const batch = demoBatch()
         const enqueued = await createClient<Jobs>({ store }).enqueueMany(batch)
@@ -59,7 +58,9 @@ export function registerDemo(program: Command): void {
         const done = new Map(QUEUES.map((queue) => [queue, 0]))
         for (const queue of pending.values())
           total.set(queue as (typeof QUEUES)[number], total.get(queue as never)! + 1)
-        process.stdout.write(`Enqueued ${batch.length} jobs in ${storeUrl}, each durable before this line.\n`)
+        process.stdout.write(
+          `Enqueued ${batch.length} jobs in ${storeUrl(program)}, each durable before this line.\n`,
+        )
         process.stdout.write(`Working queues ${QUEUES.join(' > ')} in that order of precedence…\n`)
 
         const worker = new Worker({

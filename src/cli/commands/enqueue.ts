@@ -5,15 +5,18 @@ import { FerryError, ValidationError } from '../../core/errors.js'
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../../core/job.js'
 import { assertKnownKeys, normalizeJob, type EnqueueOptions } from '../../core/validate.js'
 import type { EnqueueResult } from '../../store/store.js'
-import { openStore } from '../../store/open-store.js'
-import { countOf, truncate } from '../format.js'
+import { ferryStderr } from '../fd-writer.js'
+import { countOf, painter, truncate } from '../format.js'
 import { LineSplitter } from '../line-splitter.js'
+import { openStoreForJobs } from '../open.js'
 
 interface EnqueueFlags {
   queue?: string
   priority?: string
   delay?: string
+  runAt?: string
   maxAttempts?: string
+  timeout?: string
   uniqueKey?: string
   stdin?: boolean
 }
@@ -23,7 +26,9 @@ const ONE_JOB_FLAGS: readonly [keyof EnqueueFlags, string][] = [
   ['queue', '--queue'],
   ['priority', '--priority'],
   ['delay', '--delay'],
+  ['runAt', '--run-at'],
   ['maxAttempts', '--max-attempts'],
+  ['timeout', '--timeout'],
   ['uniqueKey', '--unique-key'],
 ]
 
@@ -38,7 +43,9 @@ export function registerEnqueue(program: Command): void {
     .option('--queue <queue>', 'queue name (default "default")')
     .option('--priority <n>', 'integer, higher runs first (default 0)')
     .option('--delay <duration>', 'run no earlier than this from now: 500ms, 5s, 10m, 2h, 1d')
+    .option('--run-at <instant>', 'run no earlier than this: ISO 8601 (2030-01-31T09:00:00Z) or epoch ms')
     .option('--max-attempts <n>', 'attempts before the job is dead (default 25)')
+    .option('--timeout <duration>', "time limit per attempt: 30s, 5m (default: the worker's)")
     .option('--unique-key <key>', 'if a job with this key exists, print its id and add nothing')
     .option(
       '--stdin',
@@ -57,7 +64,7 @@ export function registerEnqueue(program: Command): void {
           if (given !== undefined) {
             command.error(`error: ${given[1]} cannot be combined with --stdin: give it in each line instead`)
           }
-          const store = await openStore(program.opts<{ store: string }>().store)
+          const store = await openStoreForJobs(program)
           const client = createClient({ store })
           try {
             const { badLineCount } = await enqueueLines(client, process.stdin)
@@ -69,19 +76,37 @@ export function registerEnqueue(program: Command): void {
           return
         }
         if (name === undefined) command.error("error: missing required argument 'name' (or use --stdin)")
+        if (flags.delay !== undefined && flags.runAt !== undefined) {
+          command.error('error: give --delay or --run-at, not both')
+        }
 
         const payload = parsePayload(payloadJson ?? 'null', 'payload-json')
         const options: EnqueueOptions = {}
         if (flags.queue !== undefined) options.queue = flags.queue
         if (flags.priority !== undefined) options.priority = toNumber(flags.priority)
         if (flags.delay !== undefined) options.delayMs = parseDuration(flags.delay, '--delay')
+        // Digits alone are epoch milliseconds, as a number is in a --stdin line.
+        if (flags.runAt !== undefined) {
+          options.runAt = (
+            /^\d+$/.test(flags.runAt) ? Number(flags.runAt) : toRunAt(flags.runAt, '--run-at')
+          ) as number
+        }
         if (flags.maxAttempts !== undefined) options.maxAttempts = toNumber(flags.maxAttempts)
+        if (flags.timeout !== undefined) options.timeoutMs = parseDuration(flags.timeout, '--timeout')
         if (flags.uniqueKey !== undefined) options.uniqueKey = flags.uniqueKey
 
-        const store = await openStore(program.opts<{ store: string }>().store)
+        const store = await openStoreForJobs(program)
         try {
-          const { id } = await createClient({ store }).enqueue(name, payload, options)
+          const { id, created } = await createClient({ store }).enqueue(name, payload, options)
+          // stdout stays the id either way (scripts read it); the sentence is for the person.
           process.stdout.write(`${id}\n`)
+          if (!created) {
+            const existing = await store.getJob(id)
+            const what = existing === null ? '' : ` (${existing.name}, ${existing.state})`
+            ferryStderr.line(
+              `ferry: nothing was added: job ${id}${what} already holds unique key ${JSON.stringify(flags.uniqueKey)}`,
+            )
+          }
         } finally {
           await store.close()
         }
@@ -139,6 +164,8 @@ type LineKey = (typeof LINE_KEYS)[number]
 /** Keys that go to EnqueueOptions unchanged; null in any of them means "the default", as in the API. */
 const PLAIN_OPTION_KEYS = ['queue', 'priority', 'delayMs', 'maxAttempts', 'timeoutMs', 'uniqueKey'] as const
 
+const paintStderr = painter(process.stderr)
+
 /** A line that is not a job; its message follows `line N: `. */
 class BadLineError extends Error {}
 
@@ -191,7 +218,7 @@ function enqueueLines(client: Client, input: NodeJS.ReadStream): Promise<Enqueue
     const reportBadLine = (lineNumber: number, message: string): void => {
       badLineCount++
       progress.clear()
-      process.stderr.write(`line ${lineNumber}: ${message}\n`)
+      process.stderr.write(`${paintStderr(`line ${lineNumber}:`, 'red')} ${message}\n`)
     }
 
     const takeLine = (lineNumber: number, line: string, byteLength: number): void => {
@@ -317,7 +344,7 @@ function jobFromLine(line: string): JobSpec {
     }
     options.delayMs = parseDuration(fields.delay, 'delay')
   }
-  if (fields.runAt != null) options.runAt = toRunAt(fields.runAt)
+  if (fields.runAt != null) options.runAt = toRunAt(fields.runAt, 'runAt')
   const name = fields.name
   const payload = fields.payload === undefined ? null : fields.payload
   normalizeJob(name, payload, options)
@@ -326,13 +353,13 @@ function jobFromLine(line: string): JobSpec {
 }
 
 /** ISO 8601 text or epoch milliseconds; anything else is left for validation to refuse by name. */
-function toRunAt(value: unknown): unknown {
+function toRunAt(value: unknown, field: string): unknown {
   if (typeof value !== 'string') return value
   const ms = Date.parse(value)
   if (Number.isNaN(ms)) {
     throw new ValidationError(
       'invalid_run_at',
-      'runAt',
+      field,
       `${JSON.stringify(value)} is not an ISO 8601 date (e.g. 2030-01-31T09:00:00Z) or epoch milliseconds`,
     )
   }

@@ -2,9 +2,19 @@ import type { Command } from 'commander'
 import { JobNotFoundError, ValidationError } from '../../core/errors.js'
 import { JOB_STATES, type Job, type JobError, type JobState } from '../../core/job.js'
 import { assertName } from '../../core/validate.js'
-import { openStore } from '../../store/open-store.js'
 import type { ListJobsParams } from '../../store/store.js'
-import { formatDuration, formatInstant, formatJson, formatTable, toIso, truncate } from '../format.js'
+import {
+  formatDuration,
+  formatInstant,
+  formatJson,
+  formatTable,
+  painter,
+  toIso,
+  truncate,
+  type Color,
+} from '../format.js'
+import { parseJobIds } from '../job-ids.js'
+import { openExistingStore } from '../open.js'
 
 interface JobsFlags {
   state?: string
@@ -35,7 +45,7 @@ export function registerJobs(program: Command): void {
       }
       const limit = flags.limit === undefined ? DEFAULT_LIMIT : parseLimit(flags.limit)
 
-      const store = await openStore(program.opts<{ store: string }>().store)
+      const store = await openExistingStore(program)
       const found: Job[] = []
       let more: boolean
       try {
@@ -63,6 +73,7 @@ export function registerJobs(program: Command): void {
         return
       }
       const now = Date.now()
+      const paint = painter(process.stdout)
       process.stdout.write(
         formatTable(
           ['ID', 'QUEUE', 'NAME', 'STATE', 'PRIORITY', 'ATTEMPTS', 'RUN AT / FINISHED AT', 'LAST ERROR'],
@@ -74,9 +85,13 @@ export function registerJobs(program: Command): void {
             String(job.priority),
             `${job.attempts}/${job.maxAttempts}`,
             formatInstant(job.finishedAt ?? job.runAt, now),
-            job.lastError === null ? '' : truncate(job.lastError.message, ERROR_COLUMN_WIDTH),
+            job.lastError === null ? '' : truncate(lastErrorLine(job), ERROR_COLUMN_WIDTH),
           ]),
           ['right', 'left', 'left', 'left', 'right', 'right'],
+          (line, index) => {
+            const color = rowColor(found[index]!)
+            return color === undefined ? line : paint(line, color)
+          },
         ),
       )
       // A hint, not data: stderr keeps stdout to the table.
@@ -89,10 +104,11 @@ export function registerJobs(program: Command): void {
     .argument('<id>', 'job id')
     .option('--json', 'print the job as a JSON object (shape in docs/cli.md)')
     .action(async (id: string, flags: { json?: boolean }) => {
-      const store = await openStore(program.opts<{ store: string }>().store)
+      const [jobId] = parseJobIds([id], 'id') as [string]
+      const store = await openExistingStore(program)
       let job: Job | null
       try {
-        job = await store.getJob(id)
+        job = await store.getJob(jobId)
       } finally {
         await store.close()
       }
@@ -101,6 +117,22 @@ export function registerJobs(program: Command): void {
       const json = flags.json === true || jobs.opts<JobsFlags>().json === true
       process.stdout.write(json ? formatJson(jobToJson(job)) : describeJob(job, Date.now()))
     })
+}
+
+/**
+ * A completed job keeps the error of the attempt that failed before the one that succeeded: it
+ * says so, or the table reads as if the job had failed.
+ */
+function lastErrorLine(job: Job): string {
+  const message = job.lastError?.message ?? ''
+  return job.state === 'completed' ? `(earlier attempt) ${message}` : message
+}
+
+/** Dead rows in red; rows of jobs whose last attempt failed and that will run again in yellow. */
+function rowColor(job: Job): Color | undefined {
+  if (job.state === 'dead') return 'red'
+  if (job.lastError !== null && job.state !== 'completed') return 'yellow'
+  return undefined
 }
 
 function parseState(text: string): JobState {
@@ -167,7 +199,12 @@ function describeJob(job: Job, now: number): string {
   const width = Math.max(...fields.map(([label]) => label.length)) + 2
   const lines = fields.map(([label, value]) => `${`${label}:`.padEnd(width)}${value}`)
   lines.push('payload:', indent(JSON.stringify(job.payload, null, 2)))
-  lines.push('last error:', job.lastError === null ? indent('-') : indent(describeError(job.lastError)))
+  lines.push(
+    job.state === 'completed' && job.lastError !== null
+      ? 'last error (of an earlier attempt; the job then completed):'
+      : 'last error:',
+    job.lastError === null ? indent('-') : indent(describeError(job.lastError)),
+  )
   lines.push('result:', indent(job.result === null ? '-' : JSON.stringify(job.result, null, 2)))
   return `${lines.join('\n')}\n`
 }

@@ -2,9 +2,9 @@ import type { Command } from 'commander'
 import { parseDuration } from '../../core/duration.js'
 import { ValidationError } from '../../core/errors.js'
 import { assertName } from '../../core/validate.js'
-import { openStore } from '../../store/open-store.js'
 import type { PurgeParams } from '../../store/store.js'
 import { countOf } from '../format.js'
+import { openExistingStore } from '../open.js'
 
 export function registerPurge(program: Command): void {
   program
@@ -27,7 +27,7 @@ export function registerPurge(program: Command): void {
         assertName(flags.queue, '--queue')
         params.queue = flags.queue
       }
-      const store = await openStore(program.opts<{ store: string }>().store)
+      const store = await openExistingStore(program)
       try {
         const deletedCount = await store.purge(params)
         process.stdout.write(`${countOf(deletedCount, 'job')} deleted\n`)

@@ -1,8 +1,9 @@
 import type { Command } from 'commander'
 import { assertName } from '../../core/validate.js'
-import { openStore } from '../../store/open-store.js'
 import type { RetryParams } from '../../store/store.js'
 import { countOf } from '../format.js'
+import { parseJobIds } from '../job-ids.js'
+import { openExistingStore } from '../open.js'
 
 export function registerRetry(program: Command): void {
   program
@@ -16,12 +17,12 @@ export function registerRetry(program: Command): void {
       if (allDead && ids.length > 0) command.error('error: give job ids or --all-dead, not both')
       if (flags.queue !== undefined && !allDead) command.error('error: --queue goes with --all-dead')
       if (!allDead && ids.length === 0) command.error('error: give the ids of jobs to retry, or --all-dead')
-      const params: RetryParams = allDead ? { allDead } : { ids }
+      const params: RetryParams = allDead ? { allDead } : { ids: parseJobIds(ids, 'ids') }
       if (flags.queue !== undefined) {
         assertName(flags.queue, '--queue')
         params.queue = flags.queue
       }
-      const store = await openStore(program.opts<{ store: string }>().store)
+      const store = await openExistingStore(program)
       try {
         const movedCount = await store.retry(params)
         process.stdout.write(`${countOf(movedCount, 'job')} moved back to ready\n`)

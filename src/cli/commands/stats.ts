@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
 import type { QueueStats } from '../../store/store.js'
-import { openStore } from '../../store/open-store.js'
 import { formatJson, formatTable, toIso } from '../format.js'
+import { openExistingStore } from '../open.js'
 
 /** The throughput window: one minute, so the recent counts read directly as a per-minute rate. */
 const RECENT_WINDOW_MS = 60_000
@@ -24,7 +24,7 @@ export function registerStats(program: Command): void {
     .description('jobs per queue and state, and how many completed or died in the last minute')
     .option('--json', 'print a JSON document (shape in docs/cli.md)')
     .action(async (flags: { json?: boolean }) => {
-      const store = await openStore(program.opts<{ store: string }>().store)
+      const store = await openExistingStore(program)
       let queues: QueueStats[]
       const now = Date.now()
       try {

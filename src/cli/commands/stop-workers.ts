@@ -1,19 +1,19 @@
 import type { Command } from 'commander'
-import { openStore } from '../../store/open-store.js'
-import { toIso } from '../format.js'
+import { formatInstant } from '../format.js'
+import { openExistingStore } from '../open.js'
 
 export function registerStopWorkers(program: Command): void {
   program
     .command('stop-workers')
     .description('ask every running worker, in any process, to stop after its current jobs')
     .action(async () => {
-      const store = await openStore(program.opts<{ store: string }>().store)
+      const store = await openExistingStore(program)
       try {
         await store.requestStop()
         // Read back rather than use our own clock: the store keeps the latest request if one is newer.
-        const requestedAt = await store.stopRequestedAt()
+        const requestedAt = (await store.stopRequestedAt())!
         process.stdout.write(
-          `stop requested at ${toIso(requestedAt)}: workers started before then will stop after their current jobs\n`,
+          `stop requested at ${formatInstant(requestedAt, Date.now())}: workers started before then will stop after their current jobs\n`,
         )
       } finally {
         await store.close()

@@ -1,15 +1,16 @@
 import type { Command } from 'commander'
 import { parseByteSize, parseDuration } from '../../core/duration.js'
 import { isStoreLost, ValidationError } from '../../core/errors.js'
-import { openStore } from '../../store/open-store.js'
 import type { PoolExecutorOptions } from '../../worker/executors/child-pool.js'
 import {
   createExecutor,
   EXECUTION_STRATEGIES,
   type ExecutionStrategy,
 } from '../../worker/executors/create-executor.js'
-import { Worker, type WorkerOptions } from '../../worker/worker.js'
+import { Worker, type StopReason, type WorkerOptions } from '../../worker/worker.js'
 import { ferryStderr, ferryStdout, ignoreStandardStreamErrors } from '../fd-writer.js'
+import { countOf, formatInstant, painter } from '../format.js'
+import { openStoreForJobs } from '../open.js'
 
 interface WorkFlags {
   handlers: string
@@ -90,23 +91,27 @@ export function registerWork(program: Command): void {
         pool.maxRssBytes = parseByteSize(flags.maxRss, '--max-rss')
       }
 
-      const store = await openStore(program.opts<{ store: string }>().store)
+      const store = await openStoreForJobs(program)
       try {
         // Built here, not by the Worker, so the pool options reach it; the worker starts and closes it.
         const executor = createExecutor(strategy, options.handlers, pool)
         const worker = new Worker({ store, ...options, executor })
-        report(worker, flags.verbose === true)
+        // The signal that stopped the worker, which the line saying it is stopping names.
+        let stopSignal: NodeJS.Signals | null = null
+        let stopping = false
+        worker.on('worker:stopping', () => {
+          stopping = true
+        })
+        report(worker, flags.verbose === true, () => stopSignal)
         // Installed before start: a signal that arrives while the worker starts must stop it
-        // gracefully, not kill the process with jobs claimed.
-        let signals = 0
-        const onSignal = (): void => {
-          if (signals++ > 0) {
+        // gracefully, not kill the process with jobs claimed. One that arrives while it is
+        // stopping already (a signal before, stop-workers, a limit) aborts the running jobs.
+        const onSignal = (signal: NodeJS.Signals): void => {
+          if (stopping) {
             ferryStderr.line('ferry: aborting running jobs; they go back to ready')
             void worker.stop({ graceful: false })
           } else {
-            ferryStderr.line(
-              `ferry: stopping after ${worker.activeCount} running job(s); Ctrl-C again to abort them`,
-            )
+            stopSignal = signal
             void worker.stop()
           }
         }
@@ -133,15 +138,21 @@ export function registerWork(program: Command): void {
     })
 }
 
-function report(worker: Worker, verbose: boolean): void {
+/** The worker's lines on stderr; `stopSignal` is the signal that stopped it, if one did. */
+function report(worker: Worker, verbose: boolean, stopSignal: () => NodeJS.Signals | null): void {
   const out = (line: string): void => ferryStderr.line(line)
+  const paint = painter(process.stderr)
   worker.on('job:failed', (job, error, retryAt) =>
     out(
-      `job ${job.id} ${job.name} failed (attempt ${job.attempts}/${job.maxAttempts}): ${error.message}; retry at ${new Date(retryAt).toISOString()}`,
+      paint(
+        `job ${job.id} ${job.name} failed (attempt ${job.attempts}/${job.maxAttempts}): ${error.message}; ` +
+          `retry at ${formatInstant(retryAt, Date.now())}`,
+        'yellow',
+      ),
     ),
   )
   worker.on('job:dead', (job, error) =>
-    out(`job ${job.id} ${job.name} is dead after attempt ${job.attempts}: ${error.message}`),
+    out(paint(`job ${job.id} ${job.name} is dead after attempt ${job.attempts}: ${error.message}`, 'red')),
   )
   worker.on('job:lease-lost', (job) =>
     out(`job ${job.id} ${job.name}: lease lost (cancelled, or recovered by another worker)`),
@@ -149,18 +160,32 @@ function report(worker: Worker, verbose: boolean): void {
   worker.on('worker:error', (error) => {
     const message = (error as Error).message ?? String(error)
     out(
-      isStoreLost(error)
-        ? `ferry: the store is gone, stopping: ${message}`
-        : `ferry: store error, retrying: ${message}`,
+      paint(
+        isStoreLost(error)
+          ? `ferry: the store is gone, stopping: ${message}`
+          : `ferry: store error, retrying: ${message}`,
+        'red',
+      ),
     )
   })
-  worker.on('worker:stopping', (reason) => out(`ferry: stopping (${reason})`))
+  worker.on('worker:stopping', (reason) => out(stoppingLine(reason, worker.activeCount, stopSignal())))
   if (verbose) {
     worker.on('job:completed', (job) => out(`job ${job.id} ${job.name} completed`))
     worker.on('job:snoozed', (job, runAt) =>
-      out(`job ${job.id} ${job.name} snoozed until ${new Date(runAt).toISOString()}`),
+      out(`job ${job.id} ${job.name} snoozed until ${formatInstant(runAt, Date.now())}`),
     )
   }
+}
+
+/**
+ * One line when the worker begins to stop: why, and, when jobs are still running, that it waits
+ * for them and how to abort them instead (the same signal again: Ctrl-C is SIGINT's name only).
+ */
+function stoppingLine(reason: StopReason, runningCount: number, signal: NodeJS.Signals | null): string {
+  const why = signal === null ? reason : `${reason}: ${signal}`
+  if (runningCount === 0 || reason === 'store-lost') return `ferry: stopping (${why})`
+  const again = signal === null ? 'Ctrl-C' : signal === 'SIGINT' ? 'Ctrl-C again' : `${signal} again`
+  return `ferry: stopping (${why}) after ${countOf(runningCount, 'running job')}; ${again} to abort them`
 }
 
 function toInteger(text: string, field: string): number {

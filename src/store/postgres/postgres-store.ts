@@ -62,6 +62,7 @@ import {
   compareIds,
   RECOVER_LIMIT_DEFAULT,
 } from '../params.js'
+import { osErrorOf, serverAddress } from '../connection-error.js'
 import { WakeHub } from '../wake-hub.js'
 import { migrations, sql } from './generated/assets.js'
 
@@ -161,6 +162,7 @@ interface JobRow {
 type SqlName = keyof typeof sql
 
 export const DEFAULT_SCHEMA = 'ferry'
+const DEFAULT_PORT = 5432
 /** Lower case only, so the name never needs case-sensitive quoting; short enough that the
  * notification channel `ferry:<schema>` stays within PostgreSQL's 63-byte identifiers. */
 const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,47}$/
@@ -223,6 +225,8 @@ export class PostgresStore implements Store {
   }
   readonly schema: string
 
+  /** host:port, for the messages of connection errors. */
+  private readonly server: string
   private readonly pool: pg.Pool
   private readonly config: pg.ClientConfig
   private readonly texts: Record<SqlName, string>
@@ -269,6 +273,19 @@ export class PostgresStore implements Store {
     return store
   }
 
+  /**
+   * Connects without checking the schema, applies the pending migrations and closes: what
+   * `ferry migrate` runs, so that it can say what it applied (open() would have applied it).
+   */
+  static async applyMigrations(options: PostgresStoreOptions): Promise<MigrateResult> {
+    const store = new PostgresStore(options)
+    try {
+      return await store.migrate()
+    } finally {
+      await store.close()
+    }
+  }
+
   private constructor({ connectionString, schema = DEFAULT_SCHEMA, poolSize = 10 }: PostgresStoreOptions) {
     if (typeof connectionString !== 'string' || connectionString === '') {
       throw new ValidationError('invalid_option', 'connectionString', 'must be a postgres:// URL')
@@ -291,6 +308,7 @@ export class PostgresStore implements Store {
     this.texts = Object.fromEntries(
       Object.entries(sql).map(([name, text]) => [name, interpolateSchema(text, schema)]),
     ) as Record<SqlName, string>
+    this.server = serverOf(connectionString)
     this.config = { connectionString, keepAlive: true, keepAliveInitialDelayMillis: 10_000 }
     this.pool = new pg.Pool({ ...this.config, max: poolSize, idleTimeoutMillis: 30_000 })
     // An idle pooled connection that dies (server restart, pg_terminate_backend) is dropped by the
@@ -341,7 +359,7 @@ export class PostgresStore implements Store {
       return { fromVersion, toVersion: Math.max(fromVersion, LATEST_VERSION), applied }
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {})
-      throw wrapDriverError(error)
+      throw wrapDriverError(error, this.server)
     } finally {
       client.release()
     }
@@ -904,7 +922,7 @@ export class PostgresStore implements Store {
     } catch (error) {
       client.removeAllListeners('notification')
       if (connected) await client.end().catch(() => {})
-      throw wrapDriverError(error)
+      throw wrapDriverError(error, this.server)
     }
     this.listener = client
     this.lockKey = lockKey!
@@ -1051,7 +1069,7 @@ export class PostgresStore implements Store {
       return result.rows as R[]
     } catch (error) {
       if (this.closed) throw new StoreClosedError('query')
-      throw wrapDriverError(error)
+      throw wrapDriverError(error, this.server)
     }
   }
 
@@ -1059,7 +1077,7 @@ export class PostgresStore implements Store {
     try {
       return await this.pool.connect()
     } catch (error) {
-      throw wrapDriverError(error)
+      throw wrapDriverError(error, this.server)
     }
   }
 
@@ -1330,14 +1348,45 @@ function isJobId(id: unknown): id is string {
   return typeof id === 'string' && ID_PATTERN.test(id)
 }
 
-function wrapDriverError(error: unknown): unknown {
+/**
+ * A driver error as a StoreUnavailableError. A connection that failed or broke names the server
+ * (`server`, host:port) and the operating system's error: pg's own message for a refused
+ * connection to `localhost` is empty, and for a port where something else accepts and hangs up
+ * it is only "Connection terminated unexpectedly".
+ */
+function wrapDriverError(error: unknown, server: string): unknown {
   if (error instanceof FerryError) return error
-  if (error instanceof Error) {
-    const code = (error as { code?: unknown }).code
+  if (!(error instanceof Error)) return error
+  const os = osErrorOf(error)
+  if (os !== null) {
     return new StoreUnavailableError(
-      `PostgreSQL: ${typeof code === 'string' ? `${code}: ` : ''}${error.message}`,
+      os.connecting
+        ? `cannot connect to PostgreSQL at ${server}: ${os.text}`
+        : `PostgreSQL at ${server}: the connection failed: ${os.text}`,
       { cause: error },
     )
   }
-  return error
+  if (error.message === 'Connection terminated unexpectedly') {
+    return new StoreUnavailableError(
+      `PostgreSQL at ${server} closed the connection (${error.message}): the server stopped or ` +
+        'restarted, or what listens there is not PostgreSQL',
+      { cause: error },
+    )
+  }
+  const code = (error as { code?: unknown }).code
+  return new StoreUnavailableError(
+    `PostgreSQL: ${typeof code === 'string' ? `${code}: ` : ''}${error.message}`,
+    { cause: error },
+  )
+}
+
+/** host:port of a connection string, for messages: a `?host=` (a socket directory) wins, as in pg. */
+function serverOf(connectionString: string): string {
+  const address = serverAddress(connectionString, DEFAULT_PORT)
+  try {
+    const host = new URL(connectionString).searchParams.get('host')
+    return host === null ? address : `${host}:${address.slice(address.lastIndexOf(':') + 1)}`
+  } catch {
+    return address
+  }
 }

@@ -76,6 +76,7 @@ import {
   messageOf,
   RECOVER_LIMIT_DEFAULT,
 } from '../params.js'
+import { osErrorOf, serverAddress } from '../connection-error.js'
 import { WakeHub } from '../wake-hub.js'
 import { lua } from './generated/assets.js'
 import { redisKeys, type RedisKeys } from './keys.js'
@@ -104,7 +105,8 @@ export interface RedisStoreOptions {
   allowEviction?: boolean
   /**
    * Called at open when the server's persistence cannot keep an acknowledged enqueue through a
-   * crash (docs/backends.md). Default: process.emitWarning. Pass `() => {}` to silence it.
+   * crash (docs/backends.md). Default: process.emitWarning, once per process for each warning.
+   * Pass `() => {}` to silence it.
    */
   onWarning?: (message: string) => void
 }
@@ -216,6 +218,16 @@ const LIST_BUDGET = 10_000
 const PURGE_CHUNK = 1000
 const ID_PATTERN = /^[1-9]\d{0,15}$/
 const DEFAULT_URL = 'redis://127.0.0.1:6379'
+const DEFAULT_PORT = 6379
+
+/** The warnings process.emitWarning has been given: each is emitted once per process, not per store. */
+const emittedWarnings = new Set<string>()
+
+function emitWarningOnce(message: string): void {
+  if (emittedWarnings.has(message)) return
+  emittedWarnings.add(message)
+  process.emitWarning(message, { code: 'FERRY_REDIS_PERSISTENCE' })
+}
 
 /** Script return codes and Redis errors become Ferry errors here, and only here. */
 function toStoreError(error: unknown, operation: string, keys: RedisKeys): unknown {
@@ -251,6 +263,10 @@ export class RedisStore implements Store {
   readonly keys: RedisKeys
 
   private readonly redis: Redis | Cluster
+  /** host:port of the server (a cluster's first node), for the messages of connection errors. */
+  private readonly server: string
+  /** The latest error the client reported on its own ('error' events): why a connection failed. */
+  private lastClientError: unknown = null
   private readonly prefixArgs: readonly string[]
   // The safety net covers a message lost with a subscriber connection that went away unnoticed
   // (a cluster node's, a network that dropped it silently).
@@ -290,8 +306,7 @@ export class RedisStore implements Store {
     try {
       await store.connect()
       // Before anything is written: a server that may evict keys is refused unless allowed.
-      const warn =
-        options.onWarning ?? ((message) => process.emitWarning(message, { code: 'FERRY_REDIS_PERSISTENCE' }))
+      const warn = options.onWarning ?? emitWarningOnce
       await store.checkEvictionPolicy(warn)
       await store.loadScripts()
       if (options.migrate ?? true) await store.migrate()
@@ -303,6 +318,22 @@ export class RedisStore implements Store {
       throw error
     }
     return store
+  }
+
+  /**
+   * Connects without checking the key layout, records it and closes: what `ferry migrate` runs,
+   * so that it can say what it applied (open() would have applied it). A server that may evict
+   * keys is refused as open() refuses it.
+   */
+  static async applyMigrations(options: RedisStoreOptions = {}): Promise<MigrateResult> {
+    const store = new RedisStore(options)
+    try {
+      await store.connect()
+      await store.checkEvictionPolicy(options.onWarning ?? emitWarningOnce)
+      return await store.migrate()
+    } finally {
+      await store.close()
+    }
   }
 
   private constructor(options: RedisStoreOptions) {
@@ -351,15 +382,26 @@ export class RedisStore implements Store {
           redisOptions: { ...connection, ...clusterCredentials(url) },
         })
       : new Redis(url, { ...connection, lazyConnect: true, retryStrategy: retry })
+    this.server = serverAddress(url, DEFAULT_PORT)
     // Connection errors reach the callers as rejected calls; the client reconnects by itself.
-    this.redis.on('error', () => {})
+    // The latest is kept: a failed connect() says only "Connection is closed.".
+    this.redis.on('error', (error: unknown) => {
+      this.lastClientError = error
+    })
   }
 
   private async connect(): Promise<void> {
     try {
       await this.redis.connect()
     } catch (error) {
-      throw new StoreUnavailableError(`cannot connect to Redis: ${messageOf(error)}`, { cause: error })
+      const reason = this.lastClientError ?? error
+      const message = messageOf(reason)
+      const why =
+        osErrorOf(reason)?.text ??
+        (message === 'Connection is closed.'
+          ? 'the connection was closed before the server answered: is a Redis server listening there?'
+          : message)
+      throw new StoreUnavailableError(`cannot connect to Redis at ${this.server}: ${why}`, { cause: reason })
     }
   }
 

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3'
-import { chmodSync, closeSync, openSync, statSync, type Stats } from 'node:fs'
+import { chmodSync, closeSync, existsSync, openSync, statSync, type Stats } from 'node:fs'
 import { resolve } from 'node:path'
 import {
   FerryError,
@@ -59,8 +59,13 @@ import { SqliteFileWatch } from './sqlite-file-watch.js'
 export type SqliteDurability = 'full' | 'normal'
 
 export interface SqliteStoreOptions {
-  /** The database file; created when missing. */
+  /** The database file; created when missing, unless `create` is false. */
   path: string
+  /**
+   * Create the database file when it does not exist (default). False: a missing file is a
+   * StoreUnavailableError, so a mistyped path is reported instead of starting an empty database.
+   */
+  create?: boolean
   /**
    * 'full' (default): every commit is fsynced before enqueue resolves, so it survives power loss.
    * 'normal': survives a crash of the process, but an OS crash or power loss may lose the latest
@@ -176,6 +181,19 @@ export class SqliteStore implements Store {
     return store
   }
 
+  /**
+   * Opens the database without checking its schema, applies the pending migrations and closes it:
+   * what `ferry migrate` runs, so that it can say what it applied (open() would have applied it).
+   */
+  static async applyMigrations(options: SqliteStoreOptions): Promise<MigrateResult> {
+    const store = new SqliteStore(options)
+    try {
+      return await store.migrate()
+    } finally {
+      await store.close()
+    }
+  }
+
   private constructor(options: SqliteStoreOptions) {
     // Before the file is created: a misspelt option must leave nothing behind.
     assertKnownKeys(options, SQLITE_OPTION_KEYS, '')
@@ -185,6 +203,7 @@ export class SqliteStore implements Store {
       busyTimeoutMs = 5000,
       walLimitBytes = 64 * 1024 * 1024,
       fileMode = DEFAULT_FILE_MODE,
+      create = true,
     } = options
     if (typeof path !== 'string' || path === '' || path === ':memory:') {
       throw new ValidationError(
@@ -211,9 +230,16 @@ export class SqliteStore implements Store {
     this.absolutePath = resolve(path)
     this.durability = durability
     this.walLimitBytes = walLimitBytes
+    if (!create && !existsSync(this.absolutePath)) {
+      throw new StoreUnavailableError(
+        `no SQLite database at ${path}: the file does not exist (check the path; \`ferry migrate\` creates a new database)`,
+        { retryable: false },
+      )
+    }
     try {
-      createFileWithMode(this.absolutePath, fileMode)
-      this.db = new Database(path, { timeout: busyTimeoutMs })
+      if (create) createFileWithMode(this.absolutePath, fileMode)
+      // fileMustExist: a file deleted since the check above is an error too, not created.
+      this.db = new Database(path, { timeout: busyTimeoutMs, fileMustExist: !create })
       this.file = identityOf(statSync(this.absolutePath))
       // Takes effect only when the file is new. 10,000 enqueues of 520 bytes in one transaction
       // (bench/RESULTS.md): the commit took 47-63 ms with 4 KiB pages, 21-24 ms with 8 KiB and
