@@ -144,7 +144,7 @@ const RESULTS_HEADER = `# Benchmark results
 
 Appended by \`npm run bench\` (see bench/run.ts); the newest section is last. Each section says when,
 on what machine and filesystem, with which store, durability setting and command its figures were
-taken. Targets come from DESIGN.md's performance table; a quick run (\`--quick\`) is never recorded.
+taken. Targets are Ferry's design goals; a quick run (\`--quick\`) is never recorded.
 
 `
 
