@@ -2,7 +2,8 @@
 // Node 20's test runner takes no glob patterns, so this script finds the files: sorted, with the
 // slow crash tests (tests/crash/) last. Arguments restrict the run to files whose path contains
 // any of them: `npm test -- validate client` runs src/core/validate.test.ts and tests/client.test.ts.
-// FERRY_TEST_IOREDIS=5 runs every process of the run on ioredis 5 instead of 6.
+// Output: scripts/test-reporter.mjs (one line per test, failures in full at the end, then the
+// counts). FERRY_TEST_IOREDIS=5 runs every process of the run on ioredis 5 instead of 6.
 import { spawn } from 'node:child_process'
 import console from 'node:console'
 import { readdirSync } from 'node:fs'
@@ -68,11 +69,20 @@ if (files.length === 0) {
   process.exit(1)
 }
 
-const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], {
-  cwd: root,
-  stdio: 'inherit',
-  env: { ...process.env, ...ioredisEnv(process.env.FERRY_TEST_IOREDIS) },
-})
+const reporter = pathToFileURL(join(root, 'scripts/test-reporter.mjs')).href
+const child = spawn(
+  process.execPath,
+  [
+    '--import',
+    'tsx',
+    '--test',
+    '--test-concurrency=2',
+    `--test-reporter=${reporter}`,
+    '--test-reporter-destination=stdout',
+    ...files,
+  ],
+  { cwd: root, stdio: 'inherit', env: { ...process.env, ...ioredisEnv(process.env.FERRY_TEST_IOREDIS) } },
+)
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.on(signal, () => child.kill(signal))
 }
