@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: runs the benchmark scenarios, prints a table of medians against DESIGN.md's
+ * `npm run bench`: runs the benchmark scenarios, prints a table of medians against Ferry's design
  * targets, and appends it to bench/RESULTS.md with the date, machine, store and command.
  *
  *   npm run bench                                  every scenario at full size, 3 runs, recorded
