@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: runs the benchmark scenarios, prints a table of medians against DESIGN.md's
+ * `npm run bench`: runs the benchmark scenarios, prints a table of medians against Ferry's design
  * targets, and appends it to bench/RESULTS.md with the date, machine, store and command.
  *
  *   npm run bench                                  every scenario at full size, 3 runs, recorded
@@ -144,7 +144,7 @@ const RESULTS_HEADER = `# Benchmark results
 
 Appended by \`npm run bench\` (see bench/run.ts); the newest section is last. Each section says when,
 on what machine and filesystem, with which store, durability setting and command its figures were
-taken. Targets come from DESIGN.md's performance table; a quick run (\`--quick\`) is never recorded.
+taken. Targets are Ferry's design goals; a quick run (\`--quick\`) is never recorded.
 
 `
 

@@ -2,12 +2,14 @@
 // Node 20's test runner takes no glob patterns, so this script finds the files: sorted, with the
 // slow crash tests (tests/crash/) last. Arguments restrict the run to files whose path contains
 // any of them: `npm test -- validate client` runs src/core/validate.test.ts and tests/client.test.ts.
+// Output: scripts/test-reporter.mjs (one line per test, failures in full at the end, then the
+// counts). FERRY_TEST_IOREDIS=5 runs every process of the run on ioredis 5 instead of 6.
 import { spawn } from 'node:child_process'
 import console from 'node:console'
 import { readdirSync } from 'node:fs'
 import { join, sep } from 'node:path'
 import process from 'node:process'
-import { fileURLToPath, URL } from 'node:url'
+import { fileURLToPath, pathToFileURL, URL } from 'node:url'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const ROOTS = ['tests', 'src']
@@ -43,6 +45,21 @@ const ordered = [...all.filter((file) => !isCrash(file)), ...all.filter(isCrash)
 const filters = process.argv.slice(2).map((arg) => arg.split(sep).join('/').replace(/^\.\//, ''))
 const files = filters.length === 0 ? ordered : ordered.filter((file) => filters.some((f) => file.includes(f)))
 
+/**
+ * The environment that puts the run on the ioredis major asked for: 6 (the `ioredis` dev
+ * dependency, the default) or 5 (the `ioredis5` alias, through tests/helpers/use-ioredis5.mjs).
+ * Through NODE_OPTIONS, so that the `ferry` processes the tests start use it too.
+ */
+function ioredisEnv(major = '6') {
+  if (major === '6') return {}
+  if (major !== '5') {
+    console.error(`run-tests: FERRY_TEST_IOREDIS must be 5 or 6 (got ${JSON.stringify(major)})`)
+    process.exit(1)
+  }
+  const hook = pathToFileURL(join(root, 'tests/helpers/use-ioredis5.mjs')).href
+  return { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${hook}`.trim() }
+}
+
 if (files.length === 0) {
   console.error(
     filters.length === 0
@@ -52,10 +69,20 @@ if (files.length === 0) {
   process.exit(1)
 }
 
-const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], {
-  cwd: root,
-  stdio: 'inherit',
-})
+const reporter = pathToFileURL(join(root, 'scripts/test-reporter.mjs')).href
+const child = spawn(
+  process.execPath,
+  [
+    '--import',
+    'tsx',
+    '--test',
+    '--test-concurrency=2',
+    `--test-reporter=${reporter}`,
+    '--test-reporter-destination=stdout',
+    ...files,
+  ],
+  { cwd: root, stdio: 'inherit', env: { ...process.env, ...ioredisEnv(process.env.FERRY_TEST_IOREDIS) } },
+)
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.on(signal, () => child.kill(signal))
 }

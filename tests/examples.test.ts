@@ -27,10 +27,19 @@ const EXPECTED: Record<string, { lines: RegExp[]; jobCount: number }> = {
     ],
     jobCount: 1,
   },
+  'admin.ts': {
+    lines: [
+      /^mail: 0 ready, 0 active, 1 completed, 1 dead$/,
+      /^job \d+: dead \(no mail server for bob@example\.invalid\)$/,
+      /^job \d+: completed$/,
+      /^1 dead job\(s\) moved back to ready$/,
+    ],
+    jobCount: 2,
+  },
 }
 
-/** Examples the README shows in full. */
-const IN_README = ['hello-world.ts']
+/** Where each example is shown in full. */
+const SHOWN_IN: Record<string, string> = { 'hello-world.ts': 'README.md', 'admin.ts': 'docs/admin.md' }
 
 const examples = readdirSync(EXAMPLES)
   .filter((file) => file.endsWith('.ts'))
@@ -73,14 +82,14 @@ for (const example of examples) {
   })
 }
 
-test('the README shows each of its examples exactly as the file has it', () => {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
-  for (const example of IN_README) {
+test('the README and docs/ show each of their examples exactly as the file has it', () => {
+  for (const [example, page] of Object.entries(SHOWN_IN)) {
+    const text = readFileSync(join(ROOT, page), 'utf8')
     const code = readFileSync(join(EXAMPLES, example), 'utf8')
     const block = '```ts\n' + code + '```\n'
     assert.ok(
-      readme.includes(block),
-      `README.md must contain examples/${example} verbatim in a \`\`\`ts block; copy the file into it`,
+      text.includes(block),
+      `${page} must contain examples/${example} verbatim in a \`\`\`ts block; copy the file into it`,
     )
   }
 })

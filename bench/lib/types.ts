@@ -25,7 +25,7 @@ export interface ScenarioDef {
   store?: BenchStoreKind
   /** One line for the table's notes and --help. */
   summary: string
-  /** The size DESIGN.md's target is stated for, and the size `--quick` uses. */
+  /** The size the scenario's target is stated for, and the size `--quick` uses. */
   fullSize: number
   quickSize: number
   run: (size: number) => Promise<Figure[]>

@@ -9,7 +9,12 @@ import { after, describe, it } from 'node:test'
 import { ValidationError } from '../../src/core/errors.js'
 import { openStore } from '../../src/store/open-store.js'
 import { newJob } from '../helpers/store-harness.js'
-import { ownServerOptions, redisHarness, startOwnRedisCluster } from '../helpers/redis-harness.js'
+import {
+  ioredisVersion,
+  ownServerOptions,
+  redisHarness,
+  startOwnRedisCluster,
+} from '../helpers/redis-harness.js'
 import { runStoreConformance } from './store.case.js'
 
 const options = ownServerOptions()
@@ -19,7 +24,7 @@ if (options.skip !== undefined) {
   const cluster = await startOwnRedisCluster({ masters: 3 })
   after(() => cluster.close())
   runStoreConformance({
-    name: 'RedisStore on a Redis Cluster of 3 masters',
+    name: `RedisStore on a Redis Cluster of 3 masters (ioredis ${ioredisVersion()})`,
     createHarness: redisHarness('cluster', { url: cluster.url, cluster: true }),
     skip: [],
   })

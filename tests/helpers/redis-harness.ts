@@ -8,10 +8,11 @@
  */
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import type { TestContext } from 'node:test'
+import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
 
 import {
@@ -29,6 +30,17 @@ import { defer } from './worker-helpers.js'
 export type { OwnRedisCluster, OwnRedisServer }
 
 export const TEST_REDIS_URL = process.env.FERRY_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
+
+/**
+ * The version of the ioredis that `import 'ioredis'` loads in this process: the `ioredis` dev
+ * dependency (6), or the `ioredis5` alias once tests/helpers/use-ioredis5.mjs redirects it. Read
+ * from the package.json above the module the import resolves to, so it names what really runs.
+ */
+export function ioredisVersion(): string {
+  let dir = dirname(fileURLToPath(import.meta.resolve('ioredis')))
+  while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir)
+  return (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string }).version
+}
 
 let reachable: Promise<string | null> | null = null
 

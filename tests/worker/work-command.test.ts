@@ -194,6 +194,8 @@ test("the README's ferry demo exits 0 and leaves 300 completed and 1 dead demo j
 
   assert.equal(exit.code, 0, exit.stderr)
   assert.match(exit.stdout, /Done in \d+\.\d+ s: 300 completed/)
+  // `ferry` is on no PATH after `npm install`: the hint must run as printed.
+  assert.match(exit.stdout, /Look around: npx ferry stats/)
   const jobs = await allJobs(store)
   assert.equal(jobs.length, 301)
   assert.equal(jobs.filter((job) => job.state === 'completed').length, 300)

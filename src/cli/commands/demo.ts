@@ -98,7 +98,7 @@ export function registerDemo(program: Command): void {
         const seconds = (Date.now() - started) / 1000
         process.stdout.write(
           `Done in ${seconds.toFixed(2)} s: ${batch.length - dead} completed (${retries} after a retry), ${dead} dead.\n` +
-            `Look around: ferry stats, ferry jobs --state dead, ferry jobs show <id>.\n`,
+            `Look around: npx ferry stats, npx ferry jobs --state dead, npx ferry jobs show <id>.\n`,
         )
       } finally {
         await store.close()
