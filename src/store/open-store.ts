@@ -1,4 +1,5 @@
 import { ValidationError } from '../core/errors.js'
+import { assertKnownKeys, optionKeys } from '../core/validate.js'
 import type { MigrateResult, Store } from './store.js'
 
 export const DEFAULT_STORE_URL = 'sqlite:./ferry.db'
@@ -34,10 +35,13 @@ export interface OpenStoreOptions {
  *   `?cluster=true` when host is a node of a Redis Cluster; `?allowEviction=true` accepts a server
  *   whose maxmemory-policy may evict keys (and so jobs)
  */
+const OPEN_STORE_OPTION_KEYS = optionKeys<OpenStoreOptions>({ migrate: true, create: true, onWarning: true })
+
 export async function openStore(
   url: string = DEFAULT_STORE_URL,
   options: OpenStoreOptions = {},
 ): Promise<Store> {
+  assertKnownKeys(options, OPEN_STORE_OPTION_KEYS, '')
   const { migrate, create, onWarning } = options
   switch (schemeOf(url)) {
     case 'sqlite': {

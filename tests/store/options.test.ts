@@ -69,6 +69,16 @@ describe('SQLite', () => {
     await rejectsUnknown(openStore(`${url}?durability=normal&mode=0640`), 'store.mode', null, ['fileMode'])
     assert.equal(existsSync(path), false)
   })
+
+  test('openStore refuses a misspelt option of its own and creates no file', async (t) => {
+    const { path, url } = tempDatabase(t)
+    await rejectsUnknown(openStore(url, { migrat: false } as never), 'migrat', 'migrate', [
+      'migrate',
+      'create',
+      'onWarning',
+    ])
+    assert.equal(existsSync(path), false)
+  })
 })
 
 await whenAvailable(postgresUnreachableReason(), () => {

@@ -278,6 +278,7 @@ export class PostgresStore implements Store {
    * `ferry migrate` runs, so that it can say what it applied (open() would have applied it).
    */
   static async applyMigrations(options: PostgresStoreOptions): Promise<MigrateResult> {
+    assertKnownKeys(options, POSTGRES_OPTION_KEYS, '')
     const store = new PostgresStore(options)
     try {
       return await store.migrate()

@@ -93,6 +93,7 @@ const SQLITE_OPTION_KEYS = optionKeys<SqliteStoreOptions>({
   migrate: true,
   walLimitBytes: true,
   fileMode: true,
+  create: true,
 })
 
 /** The options a `sqlite:` URL may set, by their names in SqliteStoreOptions. */
