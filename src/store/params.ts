@@ -5,8 +5,16 @@
  */
 import { ValidationError } from '../core/errors.js'
 import { JOB_STATES } from '../core/job.js'
-import { assertName, assertQueueList } from '../core/validate.js'
-import type { ClaimParams, ListJobsParams, PurgeParams, RetryParams } from './store.js'
+import { assertKnownKeys, assertName, assertQueueList, optionKeys } from '../core/validate.js'
+import type {
+  CancelParams,
+  ClaimParams,
+  ListJobsParams,
+  PurgeParams,
+  RequestStopParams,
+  RetryParams,
+  StatsParams,
+} from './store.js'
 
 export const LIST_LIMIT_DEFAULT = 50
 export const LIST_LIMIT_MAX = 1000
@@ -21,11 +29,22 @@ export function checkClaimParams({ queues, limit, leaseMs, workerId }: ClaimPara
   }
 }
 
+// The admin calls' parameters, each checked for unknown keys: a misspelt filter must not widen what
+// the call touches (`purge({ state: 'dead', olderThan: … })` would otherwise delete every dead job).
+const LIST_JOBS_KEYS = optionKeys<ListJobsParams>({ state: true, queue: true, limit: true, cursor: true })
+const STATS_KEYS = optionKeys<StatsParams>({ now: true, recentWindowMs: true })
+const RETRY_KEYS = optionKeys<RetryParams>({ ids: true, allDead: true, queue: true, now: true })
+const CANCEL_KEYS = optionKeys<CancelParams>({ ids: true, now: true })
+const PURGE_KEYS = optionKeys<PurgeParams>({ state: true, olderThanMs: true, queue: true, now: true })
+const REQUEST_STOP_KEYS = optionKeys<RequestStopParams>({ now: true })
+
 /** listJobs's filters checked, with the default limit filled in; `isJobId` is the store's own. */
 export function checkListJobsParams(
-  { state, queue, limit = LIST_LIMIT_DEFAULT, cursor }: ListJobsParams,
+  params: ListJobsParams,
   isJobId: (id: unknown) => boolean,
 ): ListJobsParams & { limit: number } {
+  assertKnownKeys(params, LIST_JOBS_KEYS, '')
+  const { state, queue, limit = LIST_LIMIT_DEFAULT, cursor } = params
   if (state !== undefined && !JOB_STATES.includes(state)) {
     throw new ValidationError('invalid_option', 'state', `must be one of ${JOB_STATES.join(', ')}`)
   }
@@ -39,19 +58,38 @@ export function checkListJobsParams(
   return { state, queue, limit, cursor }
 }
 
-export function checkRetryParams({ ids, allDead = false, queue }: RetryParams): void {
+export function checkStatsParams(params: StatsParams): void {
+  assertKnownKeys(params, STATS_KEYS, '')
+  assertDurationMs(params.recentWindowMs ?? 0, 'recentWindowMs')
+}
+
+export function checkRetryParams(params: RetryParams): void {
+  assertKnownKeys(params, RETRY_KEYS, '')
+  const { ids, allDead = false, queue } = params
   if ((ids === undefined) === !allDead) {
     throw new ValidationError('invalid_option', 'ids', 'give either ids or allDead: true')
   }
   if (queue !== undefined) assertName(queue, 'queue')
 }
 
-export function checkPurgeParams({ state, olderThanMs = 0, queue }: PurgeParams): void {
+export function checkCancelParams(params: CancelParams): void {
+  assertKnownKeys(params, CANCEL_KEYS, '')
+  if (!Array.isArray(params.ids))
+    throw new ValidationError('invalid_option', 'ids', 'must be an array of job ids')
+}
+
+export function checkPurgeParams(params: PurgeParams): void {
+  assertKnownKeys(params, PURGE_KEYS, '')
+  const { state, olderThanMs = 0, queue } = params
   if (state !== 'completed' && state !== 'dead') {
     throw new ValidationError('invalid_option', 'state', "must be 'completed' or 'dead'")
   }
   assertDurationMs(olderThanMs, 'olderThanMs')
   if (queue !== undefined) assertName(queue, 'queue')
+}
+
+export function checkRequestStopParams(params: RequestStopParams): void {
+  assertKnownKeys(params, REQUEST_STOP_KEYS, '')
 }
 
 export function assertPositiveInteger(value: unknown, field: string): void {

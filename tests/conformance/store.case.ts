@@ -1564,6 +1564,32 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
       })
     })
 
+    describe('admin parameters', () => {
+      test('a misspelt parameter of an admin call is refused, and nothing is changed', async ({ store }) => {
+        const t = Date.now()
+        const dead = await finishNew(store, t, 'dead')
+        const done = await finishNew(store, t, 'completed')
+        const before = [view(await getExisting(store, dead)), view(await getExisting(store, done))]
+        const refused = async (call: Promise<unknown>, field: string): Promise<void> => {
+          await assert.rejects(
+            call,
+            (error: unknown) =>
+              error instanceof FerryError &&
+              error.code === 'invalid_option' &&
+              error.message.startsWith(`${field}: unknown option`),
+          )
+        }
+        // Without the check, olderThan would be dropped and every dead job deleted.
+        await refused(store.purge({ state: 'dead', olderThan: HOUR } as never), 'olderThan')
+        await refused(store.retry({ ids: [dead], quee: 'x' } as never), 'quee')
+        await refused(store.cancel({ ids: [done], nw: t } as never), 'nw')
+        await refused(store.listJobs({ sate: 'dead' } as never), 'sate')
+        await refused(store.stats({ recentWindow: 1 } as never), 'recentWindow')
+        await refused(store.requestStop({ when: t } as never), 'when')
+        assert.deepEqual([view(await getExisting(store, dead)), view(await getExisting(store, done))], before)
+      })
+    })
+
     describe('purge', () => {
       test('deletes completed jobs and no others', async ({ store }) => {
         const t = Date.now()

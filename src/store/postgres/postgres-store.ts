@@ -52,13 +52,15 @@ import {
   type WakeReason,
 } from '../store.js'
 import {
-  assertDurationMs,
   assertInstant,
   assertPositiveInteger,
   checkClaimParams,
+  checkCancelParams,
   checkListJobsParams,
   checkPurgeParams,
+  checkRequestStopParams,
   checkRetryParams,
+  checkStatsParams,
   compareIds,
   RECOVER_LIMIT_DEFAULT,
 } from '../params.js'
@@ -776,9 +778,10 @@ export class PostgresStore implements Store {
     return { jobs: page.map(toJob), nextCursor: more ? page[page.length - 1]!.id : null }
   }
 
-  async stats({ now, recentWindowMs = 60_000 }: StatsParams = {}): Promise<QueueStats[]> {
+  async stats(params: StatsParams = {}): Promise<QueueStats[]> {
     this.assertOpen('stats')
-    assertDurationMs(recentWindowMs, 'recentWindowMs')
+    checkStatsParams(params)
+    const { now, recentWindowMs = 60_000 } = params
     const rows = await this.query<{
       kind: 'count' | 'recent'
       queue: string
@@ -809,17 +812,20 @@ export class PostgresStore implements Store {
     return [...byQueue.values()].sort((a, b) => (a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : 0))
   }
 
-  async retry({ ids, allDead = false, queue, now }: RetryParams): Promise<number> {
+  async retry(params: RetryParams): Promise<number> {
     this.assertOpen('retry')
-    checkRetryParams({ ids, allDead, queue })
+    checkRetryParams(params)
+    const { ids, allDead = false, queue, now } = params
     const idList = allDead ? null : (ids ?? []).filter(isJobId)
     if (idList !== null && idList.length === 0) return 0
     const [row] = await this.query<{ count: number }>(this.texts.retry, [idList, queue ?? null, now ?? null])
     return row!.count
   }
 
-  async cancel({ ids, now }: CancelParams): Promise<number> {
+  async cancel(params: CancelParams): Promise<number> {
     this.assertOpen('cancel')
+    checkCancelParams(params)
+    const { ids, now } = params
     const idList = ids.filter(isJobId)
     if (idList.length === 0) return 0
     const error: JobError = { kind: 'cancelled', message: 'cancelled by an operator' }
@@ -831,9 +837,10 @@ export class PostgresStore implements Store {
     return row!.count
   }
 
-  async purge({ state, olderThanMs = 0, queue, now }: PurgeParams): Promise<number> {
+  async purge(params: PurgeParams): Promise<number> {
     this.assertOpen('purge')
-    checkPurgeParams({ state, olderThanMs, queue })
+    checkPurgeParams(params)
+    const { state, olderThanMs = 0, queue, now } = params
     // One instant for every chunk, so a purge without `now` ends even while jobs keep finishing.
     const at = now ?? (await this.serverNow())
     let total = 0
@@ -853,8 +860,10 @@ export class PostgresStore implements Store {
 
   // ── worker control ─────────────────────────────────────────────────────────────────────────
 
-  async requestStop({ now }: RequestStopParams = {}): Promise<void> {
+  async requestStop(params: RequestStopParams = {}): Promise<void> {
     this.assertOpen('requestStop')
+    checkRequestStopParams(params)
+    const { now } = params
     const [row] = await this.query<{ at: string }>(this.texts['request-stop'], [now ?? null])
     this.knownStopAt = Number(row!.at)
     this.hub.broadcast('notified')

@@ -65,13 +65,15 @@ import type {
   WakeReason,
 } from '../store.js'
 import {
-  assertDurationMs,
   assertInstant,
   assertPositiveInteger,
   checkClaimParams,
+  checkCancelParams,
   checkListJobsParams,
   checkPurgeParams,
+  checkRequestStopParams,
   checkRetryParams,
+  checkStatsParams,
   compareIds,
   messageOf,
   RECOVER_LIMIT_DEFAULT,
@@ -761,9 +763,10 @@ export class RedisStore implements Store {
     return { jobs, nextCursor: resume === '' ? null : resume }
   }
 
-  async stats({ now, recentWindowMs = 60_000 }: StatsParams = {}): Promise<QueueStats[]> {
+  async stats(params: StatsParams = {}): Promise<QueueStats[]> {
     this.assertOpen('stats')
-    assertDurationMs(recentWindowMs, 'recentWindowMs')
+    checkStatsParams(params)
+    const { now, recentWindowMs = 60_000 } = params
     const rows = (await this.run('stats', now, [recentWindowMs])) as (string | number)[]
     const stats: QueueStats[] = []
     for (let i = 0; i < rows.length; i += 8) {
@@ -786,25 +789,29 @@ export class RedisStore implements Store {
     return stats.sort((a, b) => (a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : 0))
   }
 
-  async retry({ ids, allDead = false, queue, now }: RetryParams): Promise<number> {
+  async retry(params: RetryParams): Promise<number> {
     this.assertOpen('retry')
-    checkRetryParams({ ids, allDead, queue })
+    checkRetryParams(params)
+    const { ids, allDead = false, queue, now } = params
     const args = allDead ? ['all', queue ?? ''] : ['ids', ...(ids ?? []).filter(isJobId)]
     if (args.length === 1) return 0
     return (await this.run('retry', now, args)) as number
   }
 
-  async cancel({ ids, now }: CancelParams): Promise<number> {
+  async cancel(params: CancelParams): Promise<number> {
     this.assertOpen('cancel')
+    checkCancelParams(params)
+    const { ids, now } = params
     const valid = ids.filter(isJobId)
     if (valid.length === 0) return 0
     const error: JobError = { kind: 'cancelled', message: 'cancelled by an operator' }
     return (await this.run('cancel', now, [JSON.stringify(error), ...valid])) as number
   }
 
-  async purge({ state, olderThanMs = 0, queue, now }: PurgeParams): Promise<number> {
+  async purge(params: PurgeParams): Promise<number> {
     this.assertOpen('purge')
-    checkPurgeParams({ state, olderThanMs, queue })
+    checkPurgeParams(params)
+    const { state, olderThanMs = 0, queue, now } = params
     // One clock for every chunk: the first chunk's server time when no `now` is given.
     const finishedBefore = (now ?? (await this.serverTime())) - olderThanMs
     let total = 0
@@ -822,8 +829,10 @@ export class RedisStore implements Store {
 
   // ── worker control ─────────────────────────────────────────────────────────────────────────
 
-  async requestStop({ now }: RequestStopParams = {}): Promise<void> {
+  async requestStop(params: RequestStopParams = {}): Promise<void> {
     this.assertOpen('requestStop')
+    checkRequestStopParams(params)
+    const { now } = params
     await this.run('request-stop', now, [])
   }
 

@@ -42,13 +42,15 @@ import type {
   WakeReason,
 } from '../store.js'
 import {
-  assertDurationMs,
   assertInstant,
   assertPositiveInteger,
   checkClaimParams,
+  checkCancelParams,
   checkListJobsParams,
   checkPurgeParams,
+  checkRequestStopParams,
   checkRetryParams,
+  checkStatsParams,
   messageOf,
   RECOVER_LIMIT_DEFAULT,
 } from '../params.js'
@@ -579,9 +581,10 @@ export class SqliteStore implements Store {
     return { jobs: page.map(toJob), nextCursor: more ? String(page[page.length - 1]!.id) : null }
   }
 
-  async stats({ now, recentWindowMs = 60_000 }: StatsParams = {}): Promise<QueueStats[]> {
+  async stats(params: StatsParams = {}): Promise<QueueStats[]> {
     this.assertOpen('stats')
-    assertDurationMs(recentWindowMs, 'recentWindowMs')
+    checkStatsParams(params)
+    const { now, recentWindowMs = 60_000 } = params
     const at = now ?? Date.now()
     type CountRow = { queue: string; state: JobState; count: number }
     const [rows, recent] = this.read(() => [
@@ -615,9 +618,10 @@ export class SqliteStore implements Store {
     return [...byQueue.values()].sort((a, b) => (a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : 0))
   }
 
-  async retry({ ids, allDead = false, queue, now }: RetryParams): Promise<number> {
+  async retry(params: RetryParams): Promise<number> {
     this.assertOpen('retry')
-    checkRetryParams({ ids, allDead, queue })
+    checkRetryParams(params)
+    const { ids, allDead = false, queue, now } = params
     const at = now ?? Date.now()
     const queues = this.write(() => {
       if (allDead)
@@ -637,8 +641,10 @@ export class SqliteStore implements Store {
     return queues.length
   }
 
-  async cancel({ ids, now }: CancelParams): Promise<number> {
+  async cancel(params: CancelParams): Promise<number> {
     this.assertOpen('cancel')
+    checkCancelParams(params)
+    const { ids, now } = params
     const at = now ?? Date.now()
     const error: JobError = { kind: 'cancelled', message: 'cancelled by an operator' }
     const lastError = JSON.stringify(error)
@@ -651,9 +657,10 @@ export class SqliteStore implements Store {
     })
   }
 
-  async purge({ state, olderThanMs = 0, queue, now }: PurgeParams): Promise<number> {
+  async purge(params: PurgeParams): Promise<number> {
     this.assertOpen('purge')
-    checkPurgeParams({ state, olderThanMs, queue })
+    checkPurgeParams(params)
+    const { state, olderThanMs = 0, queue, now } = params
     const finishedBefore = (now ?? Date.now()) - olderThanMs
     const purge = this.statement('purge')
     let total = 0
@@ -669,8 +676,10 @@ export class SqliteStore implements Store {
 
   // ── worker control ─────────────────────────────────────────────────────────────────────────
 
-  async requestStop({ now }: RequestStopParams = {}): Promise<void> {
+  async requestStop(params: RequestStopParams = {}): Promise<void> {
     this.assertOpen('requestStop')
+    checkRequestStopParams(params)
+    const { now } = params
     this.write(() => this.statement('request-stop').run({ now: now ?? Date.now() }))
     this.hub.broadcast('notified')
     this.fileWatch.ring()
