@@ -66,24 +66,28 @@ export async function idleWorkerCpu(storeUrl: string, seconds: number, tag: stri
         label: `idle worker CPU ${settle}–${settle + seconds} s after start, % of one core (start-up GCs included)${tag}`,
         value: tickPct(start, middle),
         unit: '%',
+        mayBeZero: true,
       },
       {
         key: 'cpu_pct',
         label: `idle worker CPU ${steady}, % of one core (/proc/<pid>/stat utime+stime, 1 tick = ${1000 / ticksPerSecond} ms)${tag}`,
         value: tickPct(middle, end),
         unit: '%',
+        mayBeZero: true,
       },
       {
         key: 'cpu_pct_schedstat',
         label: `the same from per-thread schedstat (ns, ${end.threads.threads} threads)${tag}`,
         value: (100 * (end.threads.cpuNs - middle.threads.cpuNs)) / 1e9 / wall(middle, end),
         unit: '%',
+        mayBeZero: true,
       },
       {
         key: 'wakeups_per_s',
         label: `thread wake-ups (context switches, all threads), ${steady}${tag}`,
         value: (end.threads.contextSwitches - middle.threads.contextSwitches) / wall(middle, end),
         unit: '/s',
+        mayBeZero: true,
       },
     ]
   })

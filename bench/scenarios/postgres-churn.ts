@@ -497,6 +497,7 @@ function summarize(
       label: `peak backlog (ready jobs), in seconds of offered load ${text}`,
       value: peak((s) => s.ready) / RATE_PER_S,
       unit: 's',
+      mayBeZero: true,
     },
     {
       key: `${tag}.dead_over_live_median`,
@@ -521,18 +522,21 @@ function summarize(
       label: `autovacuums of the jobs table during the run ${text}`,
       value: last.autovacuums,
       unit: '×',
+      mayBeZero: true,
     },
     {
       key: `${tag}.same_page_pct`,
       label: `updated versions on the newest pages whose successor is on the same page ${text}`,
       value: sampledUpdates === 0 ? NaN : (100 * samePage) / sampledUpdates,
       unit: '%',
+      mayBeZero: true,
     },
     {
       key: `${tag}.hot_pct`,
       label: `HOT updates, % of updates ${text}`,
       value: last.updates === 0 ? 0 : (100 * last.hotUpdates) / last.updates,
       unit: '%',
+      mayBeZero: true,
     },
   ]
 }

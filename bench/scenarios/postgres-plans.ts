@@ -254,6 +254,7 @@ export async function postgresPlans(size: number): Promise<Figure[]> {
         label: `sequential scans of jobs in the plans of every hot statement, on ${where}`,
         value: seqScans,
         unit: '×',
+        mayBeZero: true,
       })
     })
   }

@@ -59,12 +59,14 @@ export async function supervisorCpu(seconds: number): Promise<Figure[]> {
         label: `${strategy}: supervisor CPU, % of the job's CPU (/proc/<pid>/stat, 1 tick = ${1000 / ticksPerSecond} ms)`,
         value: (100 * m.supervisorTicks) / m.jobTicks,
         unit: '%',
+        mayBeZero: true,
       },
       {
         key: `${strategy}.supervisor_cpu_pct_schedstat`,
         label: `${strategy}: the same from the supervisor's per-thread schedstat (ns)`,
         value: (100 * m.supervisorNs) / 1e6 / jobMs,
         unit: '%',
+        mayBeZero: true,
       },
       {
         key: `${strategy}.supervisor_cpu_ms`,
