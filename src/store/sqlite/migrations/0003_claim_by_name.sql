@@ -1,0 +1,6 @@
+-- claim with a names filter (ClaimParams.names: a worker claims only the job names it has handlers
+-- for): one index range per (queue, name), already in claim order, so the store reads the first
+-- rows of each name it asks for and merges them, however many ready jobs of other names stand
+-- ahead of them in the queue. ferry_jobs_ready stays for the claim without a filter, which must
+-- not merge over every name a queue holds.
+CREATE INDEX ferry_jobs_ready_by_name ON ferry_jobs (queue, name, priority DESC, run_at, id) WHERE state = 'ready';
