@@ -14,6 +14,27 @@ export interface ClaimShape {
   text: string
   queues: readonly string[]
   limit: number
+  /** Only jobs of these names (ClaimParams.names), as a worker claims; absent: every name. */
+  names?: readonly string[]
+}
+
+/** The job name claim scenarios enqueue for the claims they time. */
+export const OWN_NAME = 'bench.claim'
+/** A job name no timed claim asks for: the backlog a names filter must not read. */
+export const FOREIGN_NAME = 'bench.other'
+
+/**
+ * A claim of one job of OWN_NAME on `queue`, where `foreign` ready jobs of FOREIGN_NAME stand
+ * ahead of its own (a higher priority): the flat cost of the names filter.
+ */
+export function behindForeignShape(queue: string, foreign: number): ClaimShape {
+  return {
+    tag: 'names_behind',
+    text: `claim limit 1 of its name, behind ${foreign.toLocaleString('en-US')} ready jobs of another name`,
+    queues: [queue],
+    limit: 1,
+    names: [OWN_NAME],
+  }
 }
 
 /** `count` queues of which only the last, `queue`, has jobs: the claim must look past the others. */
@@ -54,12 +75,16 @@ export async function timeClaims(
     const start = performance.now()
     const jobs = await store.claim({
       queues: shape.queues,
+      names: shape.names,
       limit: shape.limit,
       leaseMs: LEASE_MS,
       workerId: 'bench',
     })
     const ms = performance.now() - start
-    if (jobs.length !== shape.limit || jobs.some((job) => job.queue !== queue)) {
+    const wrong = jobs.some(
+      (job) => job.queue !== queue || (shape.names !== undefined && !shape.names.includes(job.name)),
+    )
+    if (jobs.length !== shape.limit || wrong) {
       throw new Error(`${shape.text}: expected ${shape.limit} job(s) from "${queue}", got ${jobs.length}`)
     }
     if (i >= WARMUP_CLAIMS) latencies.push(ms)

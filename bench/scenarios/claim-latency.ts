@@ -1,6 +1,14 @@
 import type { SqliteDurability } from '../../src/sqlite.js'
 import type { JobSpec } from '../../src/client/client.js'
-import { queuesShape, timeClaims, type ClaimShape } from '../lib/claims.js'
+import {
+  behindForeignShape,
+  FOREIGN_NAME,
+  OWN_NAME,
+  queuesShape,
+  timeClaims,
+  WARMUP_CLAIMS,
+  type ClaimShape,
+} from '../lib/claims.js'
 import { payloadOfBytes } from '../lib/payload.js'
 import { percentile, secondsSince } from '../lib/stats.js'
 import { openBenchStore } from '../lib/store.js'
@@ -12,6 +20,8 @@ const SETUP_CHUNK = 10_000
 /** Scheduled jobs run this far in the future: never due during the benchmark. */
 const SCHEDULED_DELAY_MS = 30 * 24 * 3600_000
 const QUEUE = 'default'
+/** The queue where ready jobs of a name the timed claims do not ask for stand ahead of theirs. */
+const MIXED_QUEUE = 'bench-mixed'
 
 const fmt = (n: number): string => n.toLocaleString('en-US')
 
@@ -23,6 +33,14 @@ const MULTI: ClaimShape = {
   queues: queuesShape(3, QUEUE).queues,
   limit: 1,
 }
+/** The names filter where nothing else stands ahead: its cost against ONE's. */
+const NAMED: ClaimShape = {
+  tag: 'names',
+  text: 'claim limit 1 of its name',
+  queues: [QUEUE],
+  limit: 1,
+  names: [OWN_NAME],
+}
 
 /**
  * Claim latency against a big backlog — `size` ready and size/10 scheduled (future) jobs — and a
@@ -33,6 +51,8 @@ const MULTI: ClaimShape = {
  * again under 'normal', where the sync is gone and what is left is the query itself: the
  * backlog-independence ratios are taken there. Claimed jobs stay active; the small backlog is
  * topped up (untimed) whenever a tenth of it has been claimed, so it stays between 90 and 100%.
+ * The big database also holds a queue where size/10 ready jobs of a name the claim does not ask
+ * for (ClaimParams.names) stand ahead of its own: a claim with the filter must cost the same there.
  */
 export async function claimLatency(size: number): Promise<Figure[]> {
   const bigReady = size
@@ -43,15 +63,19 @@ export async function claimLatency(size: number): Promise<Figure[]> {
     const big = `${fmt(bigReady)} ready`
     const small = `${fmt(smallReady)} ready`
 
-    const setupSeconds = await fill(dir, 'big.db', bigReady, Math.round(bigReady / 10))
+    const foreign = Math.round(bigReady / 10)
+    const BEHIND = behindForeignShape(MIXED_QUEUE, foreign)
+    // Own jobs for every claim of BEHIND, under both durabilities: no top-up needed.
+    const mixed = { foreign, own: 2 * (claims + WARMUP_CLAIMS) }
+    const setupSeconds = await fill(dir, 'big.db', bigReady, Math.round(bigReady / 10), mixed)
     figures.push({
       key: 'setup_jobs_per_s',
-      label: `setup: ${fmt(bigReady + Math.round(bigReady / 10))} jobs, enqueueMany × 10,000 [normal]`,
+      label: `setup: ${fmt(bigReady + Math.round(bigReady / 10))} jobs (and ${fmt(foreign + mixed.own)} in ${MIXED_QUEUE}), enqueueMany × 10,000 [normal]`,
       value: (bigReady + Math.round(bigReady / 10)) / setupSeconds,
       unit: '/s',
     })
-    const bigFull = await measure(dir, 'big.db', 'full', bigReady, claims, [ONE, TEN, MULTI])
-    const bigNormal = await measure(dir, 'big.db', 'normal', bigReady, claims, [ONE, MULTI])
+    const bigFull = await measure(dir, 'big.db', 'full', bigReady, claims, [ONE, TEN, MULTI, BEHIND])
+    const bigNormal = await measure(dir, 'big.db', 'normal', bigReady, claims, [ONE, MULTI, NAMED, BEHIND])
     await fill(dir, 'small.db', smallReady, Math.round(smallReady / 10))
     const smallFull = await measure(dir, 'small.db', 'full', smallReady, claims, [ONE, TEN])
     const smallNormal = await measure(dir, 'small.db', 'normal', smallReady, claims, [ONE])
@@ -62,9 +86,12 @@ export async function claimLatency(size: number): Promise<Figure[]> {
       ['big', big, 'full', bigFull, TEN],
       ['small', small, 'full', smallFull, TEN],
       ['big', big, 'full', bigFull, MULTI],
+      ['big', big, 'full', bigFull, BEHIND],
       ['big', big, 'normal', bigNormal, ONE],
       ['small', small, 'normal', smallNormal, ONE],
       ['big', big, 'normal', bigNormal, MULTI],
+      ['big', big, 'normal', bigNormal, NAMED],
+      ['big', big, 'normal', bigNormal, BEHIND],
     ]
     for (const [backlogTag, backlogText, durability, results, shape] of rows) {
       const latencies = results.get(shape)!
@@ -92,16 +119,48 @@ export async function claimLatency(size: number): Promise<Figure[]> {
         value: p50(bigNormal, MULTI) / p50(bigNormal, ONE),
         unit: '×',
       },
+      {
+        key: 'normal.names_behind_over_1.p50',
+        label: `p50 of its name behind ${fmt(foreign)} of another ÷ p50 limit 1 without names, ${big} [normal]`,
+        value: p50(bigNormal, BEHIND) / p50(bigNormal, ONE),
+        unit: '×',
+      },
     )
     return figures
   })
 }
 
-/** Builds a backlog under durability 'normal'; returns the seconds spent in enqueueMany. */
-async function fill(dir: string, file: string, ready: number, scheduled: number): Promise<number> {
+/**
+ * Builds a backlog under durability 'normal'; returns the seconds spent in enqueueMany. With
+ * `mixed`, MIXED_QUEUE gets `foreign` ready jobs of FOREIGN_NAME at priority 1, ahead of `own` of
+ * OWN_NAME at priority 0 (untimed).
+ */
+async function fill(
+  dir: string,
+  file: string,
+  ready: number,
+  scheduled: number,
+  mixed?: { foreign: number; own: number },
+): Promise<number> {
   const bench = await openBenchStore(dir, 'normal', file)
   let seconds = 0
   try {
+    if (mixed !== undefined) {
+      for (const [name, count, priority] of [
+        [FOREIGN_NAME, mixed.foreign, 1],
+        [OWN_NAME, mixed.own, 0],
+      ] as const) {
+        for (let first = 0; first < count; first += SETUP_CHUNK) {
+          await bench.client.enqueueMany(
+            Array.from({ length: Math.min(SETUP_CHUNK, count - first) }, (_, i) => ({
+              name,
+              payload: payloadOfBytes(PAYLOAD_BYTES, first + i),
+              options: { queue: MIXED_QUEUE, priority },
+            })),
+          )
+        }
+      }
+    }
     const runAt = Date.now() + SCHEDULED_DELAY_MS
     for (let first = 0; first < ready + scheduled; first += SETUP_CHUNK) {
       const count = Math.min(SETUP_CHUNK, ready + scheduled - first)
@@ -109,7 +168,7 @@ async function fill(dir: string, file: string, ready: number, scheduled: number)
       for (let i = 0; i < count; i++) {
         const seq = first + i
         specs[i] = {
-          name: 'bench.claim',
+          name: OWN_NAME,
           payload: payloadOfBytes(PAYLOAD_BYTES, seq),
           options: seq < ready ? { queue: QUEUE } : { queue: QUEUE, runAt },
         }
@@ -142,7 +201,7 @@ async function measure(
       async fill(count: number) {
         await bench.client.enqueueMany(
           Array.from({ length: count }, (_, k) => ({
-            name: 'bench.claim',
+            name: OWN_NAME,
             payload: payloadOfBytes(PAYLOAD_BYTES, k),
             options: { queue: QUEUE },
           })),
@@ -159,12 +218,13 @@ async function measure(
 export const claimLatencyScenario: ScenarioDef = {
   name: 'claim-latency',
   summary:
-    'claim latency p50/p99 with 1,000,000 ready + 100,000 scheduled jobs vs 1,000 ready; limit 1, limit 10, 3 queues',
+    'claim latency p50/p99 with 1,000,000 ready + 100,000 scheduled jobs vs 1,000 ready; limit 1, limit 10, 3 queues, names behind 100,000 of another name',
   fullSize: 1_000_000,
   quickSize: 2_000,
   run: claimLatency,
   targets: {
     'normal.big_over_small.p50': { op: '<=', value: 2 },
     'normal.3queues_over_1.p50': { op: '<=', value: 2 },
+    'normal.names_behind_over_1.p50': { op: '<=', value: 2 },
   },
 }

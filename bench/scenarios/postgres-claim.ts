@@ -1,10 +1,20 @@
 import pg from 'pg'
-import { queuesShape, timeClaims, type ClaimShape } from '../lib/claims.js'
+import {
+  behindForeignShape,
+  FOREIGN_NAME,
+  OWN_NAME,
+  queuesShape,
+  timeClaims,
+  WARMUP_CLAIMS,
+  type ClaimShape,
+} from '../lib/claims.js'
 import { BENCH_POSTGRES_URL, withBenchSchema, type BenchSchema } from '../lib/postgres.js'
 import { percentile, secondsSince } from '../lib/stats.js'
 import type { Figure, ScenarioDef } from '../lib/types.js'
 
 const QUEUE = 'default'
+/** The queue where ready jobs of a name the timed claims do not ask for stand ahead of theirs. */
+const MIXED_QUEUE = 'bench-mixed'
 const QUEUE_COUNTS = [1, 5, 20, 100] as const
 const fmt = (n: number): string => n.toLocaleString('en-US')
 
@@ -12,6 +22,14 @@ const ONE = queuesShape(1, QUEUE)
 /** The store's connections commit without waiting for the flush (the server's setting, per session). */
 const RELAXED = { options: '-c synchronous_commit=off' }
 const TEN: ClaimShape = { tag: 'limit10', text: 'claim limit 10', queues: [QUEUE], limit: 10 }
+/** The names filter where nothing else stands ahead: its cost against ONE's. */
+const NAMED: ClaimShape = {
+  tag: 'names',
+  text: 'claim limit 1 of its name',
+  queues: [QUEUE],
+  limit: 1,
+  names: [OWN_NAME],
+}
 
 /**
  * Claim cost on PostgreSQL against a big backlog — `size` ready jobs plus size/10 scheduled in the
@@ -22,31 +40,43 @@ const TEN: ClaimShape = { tag: 'limit10', text: 'claim limit 10', queues: [QUEUE
  * The plans of the claim's statements at the big backlog are printed on stderr (auto_explain).
  * Then again on connections with synchronous_commit=off, for reference: the claim's commit no
  * longer waits for its WAL flush, and what is left is the query, whose growth with the backlog
- * and the queue count the ratios are taken on.
+ * and the queue count the ratios are taken on. The big backlog also has a queue where size/10
+ * ready jobs of a name the claim does not ask for (ClaimParams.names) stand ahead of its own: a
+ * claim with the filter must cost the same there.
  */
 export async function postgresClaim(size: number): Promise<Figure[]> {
   const claims = Math.min(2_000, Math.max(10, Math.round(size / 500)))
   const smallReady = Math.min(1_000, Math.max(10, Math.round(size / 20)))
   const figures: Figure[] = []
   const big = `${fmt(size)} ready`
+  const foreign = Math.round(size / 10)
+  const BEHIND = behindForeignShape(MIXED_QUEUE, foreign)
   const bigResults = await withBenchSchema(async (bench) => {
     const store = await bench.open()
     const start = process.hrtime.bigint()
+    // Own jobs for every claim of BEHIND, on both connections' settings: no top-up needed.
+    const own = 2 * (claims + WARMUP_CLAIMS) + 10 // and 8 for the EXPLAIN
+    await fillMixed(bench, foreign, own)
     await fill(bench, size, Math.round(size / 10))
     figures.push({
       key: 'setup_s',
-      label: `setup: ${fmt(size + Math.round(size / 10))} jobs by INSERT … generate_series, ANALYZE`,
+      label: `setup: ${fmt(size + Math.round(size / 10))} jobs (and ${fmt(foreign + own)} in ${MIXED_QUEUE}) by INSERT … generate_series, ANALYZE`,
       value: secondsSince(start),
       unit: 's',
     })
     const results = new Map<ClaimShape, number[]>()
-    for (const shape of [ONE, TEN, ...QUEUE_COUNTS.slice(1).map((count) => queuesShape(count, QUEUE))]) {
+    for (const shape of [
+      ONE,
+      TEN,
+      ...QUEUE_COUNTS.slice(1).map((count) => queuesShape(count, QUEUE)),
+      BEHIND,
+    ]) {
       results.set(shape, await timeClaims(store, shape, claims))
     }
     // The same claims without waiting for the commit's flush: what is left is the query itself.
     const relaxedStore = await bench.open(RELAXED)
     const relaxed = new Map<ClaimShape, number[]>()
-    for (const shape of [ONE, queuesShape(100, QUEUE)])
+    for (const shape of [ONE, queuesShape(100, QUEUE), NAMED, BEHIND])
       relaxed.set(shape, await timeClaims(relaxedStore, shape, claims))
     process.stderr.write(await explainClaim(bench))
     return { results, relaxed }
@@ -95,8 +125,29 @@ export async function postgresClaim(size: number): Promise<Figure[]> {
       value: p50(bigResults.relaxed, 'q100') / p50(bigResults.relaxed, 'q1'),
       unit: '×',
     },
+    {
+      key: 'relaxed.names_behind_over_1.p50',
+      label: `p50 of its name behind ${fmt(foreign)} of another ÷ p50 limit 1 without names, ${big} [postgres, synchronous_commit=off]`,
+      value: p50(bigResults.relaxed, 'names_behind') / p50(bigResults.relaxed, 'q1'),
+      unit: '×',
+    },
   )
   return figures
+}
+
+/**
+ * MIXED_QUEUE: `foreign` ready jobs of FOREIGN_NAME at priority 1, ahead of `own` of OWN_NAME at
+ * priority 0, in one statement (fill's ANALYZE follows).
+ */
+async function fillMixed(bench: BenchSchema, foreign: number, own: number): Promise<void> {
+  const s = `"${bench.schema}"`
+  await bench.admin(
+    `INSERT INTO ${s}.jobs (queue, name, payload, state, priority, run_at, max_attempts, created_at, updated_at)
+     SELECT $1, CASE WHEN g <= $2 THEN $4 ELSE $5 END, '{"seq":' || g || ',"pad":"' || repeat('x', 80) || '"}',
+            'ready', CASE WHEN g <= $2 THEN 1 ELSE 0 END, t.now, 25, t.now, t.now
+     FROM generate_series(1, $2::integer + $3::integer) AS g, (SELECT ${s}.now_ms() AS now) AS t`,
+    [MIXED_QUEUE, foreign, own, FOREIGN_NAME, OWN_NAME],
+  )
 }
 
 /** `ready` jobs ready now and `scheduled` a month ahead, in one statement, then ANALYZE. */
@@ -104,7 +155,7 @@ async function fill(bench: BenchSchema, ready: number, scheduled: number): Promi
   const s = `"${bench.schema}"`
   await bench.admin(
     `INSERT INTO ${s}.jobs (queue, name, payload, state, priority, run_at, max_attempts, created_at, updated_at)
-     SELECT $1, 'bench.claim', '{"seq":' || g || ',"pad":"' || repeat('x', 80) || '"}',
+     SELECT $1, '${OWN_NAME}', '{"seq":' || g || ',"pad":"' || repeat('x', 80) || '"}',
             CASE WHEN g <= $2 THEN 'ready' ELSE 'scheduled' END, 0,
             CASE WHEN g <= $2 THEN t.now ELSE t.now + 2592000000::bigint END, 25, t.now, t.now
      FROM generate_series(1, $2::integer + $3::integer) AS g, (SELECT ${s}.now_ms() AS now) AS t`,
@@ -126,13 +177,21 @@ async function explainClaim(bench: BenchSchema): Promise<string> {
     await client.query(`SET auto_explain.log_buffers = on`)
     await client.query(`SET auto_explain.log_nested_statements = on`)
     await client.query(`SET auto_explain.log_level = notice`)
-    const sql = `SELECT id FROM "${bench.schema}".claim($1::text[], $2::integer, $3::bigint, $4::text, NULL)`
+    const sql = `SELECT id FROM "${bench.schema}".claim($1::text[], $2::integer, $3::bigint, $4::text, NULL, false, $5::text[])`
     // The plan a worker runs after many calls (plpgsql may switch to a generic plan after five).
     for (let i = 0; i < 8; i++) {
       notices.length = 0
-      await client.query(sql, [queuesShape(100, QUEUE).queues, 10, 60_000, 'explain'])
+      await client.query(sql, [queuesShape(100, QUEUE).queues, 10, 60_000, 'explain', null])
     }
-    return `\n-- claim of 10 over 100 queues (only the last has jobs), plans of its statements:\n${notices.join('\n\n')}\n\n`
+    const plain = notices.join('\n\n')
+    for (let i = 0; i < 8; i++) {
+      notices.length = 0
+      await client.query(sql, [[MIXED_QUEUE], 1, 60_000, 'explain', [OWN_NAME]])
+    }
+    return (
+      `\n-- claim of 10 over 100 queues (only the last has jobs), plans of its statements:\n${plain}\n\n` +
+      `-- claim of 1 of ${OWN_NAME} in ${MIXED_QUEUE}, behind jobs of ${FOREIGN_NAME}, plans of its statements:\n${notices.join('\n\n')}\n\n`
+    )
   } catch (error) {
     return `\n-- EXPLAIN of the claim unavailable: ${(error as Error).message}\n`
   } finally {
@@ -143,7 +202,8 @@ async function explainClaim(bench: BenchSchema): Promise<string> {
 export const postgresClaimScenario: ScenarioDef = {
   name: 'postgres-claim',
   store: 'postgres',
-  summary: 'PostgreSQL: claim latency at 1,000,000 ready jobs vs 1,000, and over 1/5/20/100 queues',
+  summary:
+    'PostgreSQL: claim latency at 1,000,000 ready jobs vs 1,000, over 1/5/20/100 queues, and of one name behind 100,000 of another',
   fullSize: 1_000_000,
   quickSize: 2_000,
   run: postgresClaim,

@@ -1,5 +1,13 @@
 import { Redis } from 'ioredis'
-import { queuesShape, timeClaims, WARMUP_CLAIMS } from '../lib/claims.js'
+import {
+  behindForeignShape,
+  FOREIGN_NAME,
+  OWN_NAME,
+  queuesShape,
+  timeClaims,
+  WARMUP_CLAIMS,
+  type ClaimShape,
+} from '../lib/claims.js'
 import { commandStats, openRedisBench, REDIS_BENCH_SETUP, withBenchRedis } from '../lib/redis.js'
 import { percentile } from '../lib/stats.js'
 import type { Figure, ScenarioDef } from '../lib/types.js'
@@ -16,6 +24,9 @@ const SETUP_CHUNK = 10_000
  * per claim (INFO commandstats): the round trips. `size`/10 timed claims after 20 untimed ones.
  * Every claim writes, so with appendfsync always its latency is mostly the fsync: 1 and 100 queues
  * are timed again after CONFIG SET appendfsync no, where what is left is the script's own cost.
+ * Then a claim of one job of its name (ClaimParams.names) from a queue where `size` × 5 ready jobs
+ * of another name stand ahead (a higher priority), against the same claim without names on a
+ * queue of its own name only, both under appendfsync no: the filter must cost the same.
  */
 export async function redisClaim(size: number): Promise<Figure[]> {
   return withBenchRedis('redis-claim', async (server) => {
@@ -36,16 +47,7 @@ export async function redisClaim(size: number): Promise<Figure[]> {
         const bench = await openRedisBench(server, `claim-${tag}`)
         try {
           const shape = queuesShape(count, QUEUE)
-          for (let first = 0; first < size; first += SETUP_CHUNK) {
-            const n = Math.min(SETUP_CHUNK, size - first)
-            await bench.client.enqueueMany(
-              Array.from({ length: n }, (_, i) => ({
-                name: 'bench.claim',
-                payload: { seq: first + i },
-                options: { queue: QUEUE },
-              })),
-            )
-          }
+          await fill(bench.client, OWN_NAME, size, 0)
           const before = (await commandStats(admin, 'evalsha')).calls
           const latencies = await timeClaims(bench.store, shape, claims)
           // Warm-up claims included: every claim of the run counts, one EVALSHA each or not.
@@ -72,6 +74,35 @@ export async function redisClaim(size: number): Promise<Figure[]> {
           await bench.close()
         }
       }
+      // The names filter, behind a backlog of another name.
+      await admin.config('SET', 'appendfsync', 'no')
+      const foreign = size * 5
+      const behind = behindForeignShape(QUEUE, foreign)
+      const plain: ClaimShape = { tag: 'plain', text: 'claim limit 1', queues: [QUEUE], limit: 1 }
+      const alone = new Map<ClaimShape, number>()
+      for (const shape of [plain, behind]) {
+        const bench = await openRedisBench(server, `claim-${shape.tag}`)
+        try {
+          if (shape === behind) await fill(bench.client, FOREIGN_NAME, foreign, 1)
+          await fill(bench.client, OWN_NAME, claims + WARMUP_CLAIMS, 0)
+          const p50 = percentile(await timeClaims(bench.store, shape, claims), 50)
+          alone.set(shape, p50)
+          figures.push({
+            key: `nofsync.${shape.tag}.p50`,
+            label: `${shape.text}, p50 [appendfsync no: the script alone]`,
+            value: p50,
+            unit: 'ms',
+          })
+        } finally {
+          await bench.close()
+        }
+      }
+      figures.push({
+        key: 'nofsync.names_behind_over_plain',
+        label: 'claim p50 of its name behind another name ÷ without names, alone [appendfsync no]',
+        value: alone.get(behind)! / alone.get(plain)!,
+        unit: '×',
+      })
     } finally {
       admin.disconnect()
     }
@@ -93,10 +124,29 @@ export async function redisClaim(size: number): Promise<Figure[]> {
   })
 }
 
+/** `count` ready jobs of `name` on QUEUE at `priority`, enqueued in chunks (untimed). */
+async function fill(
+  client: Awaited<ReturnType<typeof openRedisBench>>['client'],
+  name: string,
+  count: number,
+  priority: number,
+): Promise<void> {
+  for (let first = 0; first < count; first += SETUP_CHUNK) {
+    const n = Math.min(SETUP_CHUNK, count - first)
+    await client.enqueueMany(
+      Array.from({ length: n }, (_, i) => ({
+        name,
+        payload: { seq: first + i },
+        options: { queue: QUEUE, priority },
+      })),
+    )
+  }
+}
+
 export const redisClaimScenario: ScenarioDef = {
   name: 'redis-claim',
   store: 'redis',
-  summary: `Redis (${REDIS_BENCH_SETUP}): claim over 1, 5, 20, 100 queues where only the last has jobs: latency, round trips`,
+  summary: `Redis (${REDIS_BENCH_SETUP}): claim over 1, 5, 20, 100 queues where only the last has jobs: latency, round trips; of one name behind 100,000 of another`,
   fullSize: 20_000,
   quickSize: 200,
   run: redisClaim,

@@ -20,8 +20,9 @@ export const LIST_LIMIT_DEFAULT = 50
 export const LIST_LIMIT_MAX = 1000
 export const RECOVER_LIMIT_DEFAULT = 1000
 
-export function checkClaimParams({ queues, limit, leaseMs, workerId }: ClaimParams): void {
+export function checkClaimParams({ queues, names, limit, leaseMs, workerId }: ClaimParams): void {
   assertQueueList(queues)
+  checkNames(names)
   assertPositiveInteger(limit, 'limit')
   assertPositiveInteger(leaseMs, 'leaseMs')
   if (typeof workerId !== 'string' || workerId === '') {
@@ -37,6 +38,24 @@ const RETRY_KEYS = optionKeys<RetryParams>({ ids: true, allDead: true, queue: tr
 const CANCEL_KEYS = optionKeys<CancelParams>({ ids: true, now: true })
 const PURGE_KEYS = optionKeys<PurgeParams>({ state: true, olderThanMs: true, queue: true, now: true })
 const REQUEST_STOP_KEYS = optionKeys<RequestStopParams>({ now: true })
+
+/**
+ * A claim's or a wait's `names` filter: absent (every name), or a non-empty list of job names
+ * without repeats. An empty list would claim nothing, ever: a worker without handlers is a mistake
+ * to report, not a filter.
+ */
+export function checkNames(names: readonly string[] | undefined): void {
+  if (names === undefined) return
+  if (!Array.isArray(names) || names.length === 0) {
+    throw new ValidationError('invalid_name', 'names', 'must be a non-empty list of job names, or left out')
+  }
+  const seen = new Set<string>()
+  names.forEach((name, i) => {
+    assertName(name, `names[${i}]`, 'invalid_name')
+    if (seen.has(name)) throw new ValidationError('invalid_name', `names[${i}]`, `"${name}" is listed twice`)
+    seen.add(name)
+  })
+}
 
 /** listJobs's filters checked, with the default limit filled in; `isJobId` is the store's own. */
 export function checkListJobsParams(

@@ -70,6 +70,11 @@ export interface EnqueueResult {
 export interface ClaimParams {
   /** Strict order: a job of an earlier queue is always taken before any job of a later one. */
   queues: readonly string[]
+  /**
+   * Only jobs of these names (the handlers a worker has), in the same order as without it; jobs of
+   * other names are left in line, untouched, for the workers that know them. Default: every name.
+   */
+  names?: readonly string[]
   /** Most jobs to take. */
   limit: number
   leaseMs: number
@@ -168,6 +173,11 @@ export interface TakeDeliveredParams {
 
 export interface WaitParams {
   queues: readonly string[]
+  /**
+   * Only jobs of these names count as work waiting (as ClaimParams.names): a worker is not woken
+   * at once, again and again, by ready jobs it would not claim. Default: every name.
+   */
+  names?: readonly string[]
   signal?: AbortSignal
   /** Give up after this long; default: wait until something happens. */
   timeoutMs?: number
@@ -176,8 +186,8 @@ export interface WaitParams {
 export interface WaitForJobsParams extends WaitParams {
   /**
    * What this waiter would claim: while it waits, an enqueue may claim up to `limit` jobs of its
-   * queues for it, exactly as claim() would (queue order, then priority, runAt, id), leased to
-   * `workerId` for `leaseMs` from the enqueue's commit.
+   * queues and names for it, exactly as claim() would (queue order, then priority, runAt, id),
+   * leased to `workerId` for `leaseMs` from the enqueue's commit.
    */
   claim: { limit: number; leaseMs: number; workerId: string }
 }

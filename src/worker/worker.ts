@@ -188,6 +188,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private onSettled: (() => void) | null = null
   /** Jobs asked for by claims in flight: they count against the room for more. */
   private claimsInFlight = 0
+  /**
+   * The job names this worker claims and waits for: those its executor has handlers for, known
+   * once it started. Jobs of other names stay in line for the workers that know them, their
+   * attempts unused, so workers with different handlers can share a queue (a rolling deploy
+   * that adds a job type, a worker per kind of job).
+   */
+  private names: readonly string[] = []
   private readonly completer: TickBatcher<Settlement, SettleResult>
   private readonly leaseKeeper: LeaseKeeper
   private readonly recoverer: Recoverer
@@ -266,7 +273,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.stoppedPromise = new Promise((resolve) => (this.resolveStopped = resolve))
   }
 
-  /** The job names this worker can run (known once started). */
+  /** The job names this worker can run, and the only ones it claims (known once started). */
   get jobNames(): ReadonlySet<string> {
     return this.executor.jobNames
   }
@@ -294,6 +301,15 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (this.starting) throw new ValidationError('invalid_option', 'start', 'the worker is already started')
     this.starting = true
     await this.executor.start()
+    this.names = [...this.executor.jobNames]
+    if (this.names.length === 0) {
+      await this.executor.close()
+      throw new ValidationError(
+        'invalid_option',
+        'handlers',
+        'the executor has no handlers: it could run no job',
+      )
+    }
     this.stopRequestAtStart = await this.store.stopRequestedAt()
     this.lastStopCheckAt = performance.now()
     if (this.stopReason !== null) {
@@ -361,6 +377,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         try {
           jobs = await this.store.claim({
             queues: this.queues,
+            names: this.names,
             limit,
             leaseMs: this.leaseMs,
             workerId: this.workerId,
@@ -407,13 +424,19 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const { waitForJobs } = this.store
     try {
       if (!this.store.capabilities.delivery || waitForJobs === undefined || limit <= 0) {
-        return { reason: await this.store.waitForWork({ queues: this.queues, signal: wait.signal }), jobs: 0 }
+        const reason = await this.store.waitForWork({
+          queues: this.queues,
+          names: this.names,
+          signal: wait.signal,
+        })
+        return { reason, jobs: 0 }
       }
       this.claimsInFlight += limit
       try {
         const claim = { limit, leaseMs: this.leaseMs, workerId: this.workerId }
         const { reason, jobs } = await waitForJobs.call(this.store, {
           queues: this.queues,
+          names: this.names,
           signal: wait.signal,
           claim,
         })
@@ -463,7 +486,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private async flushSettlements(settlements: readonly Settlement[]): Promise<SettleResult[]> {
     const limit = this.waitingForCapacity && this.stopReason === null ? this.claimLimit() : 0
     if (limit <= 0) return this.store.settle({ settlements })
-    const claim = { queues: this.queues, limit, leaseMs: this.leaseMs, workerId: this.workerId }
+    const claim = {
+      queues: this.queues,
+      names: this.names,
+      limit,
+      leaseMs: this.leaseMs,
+      workerId: this.workerId,
+    }
     this.claimsInFlight += limit
     const sentAt = performance.now()
     try {

@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 
-import { FerryError } from '../../src/core/errors.js'
+import { FerryError, ValidationError } from '../../src/core/errors.js'
 import type { ClaimedJob, Job, JobError, JobId, NewJob } from '../../src/core/job.js'
 import type { Settlement } from '../../src/core/outcome.js'
 import {
@@ -490,6 +490,176 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         await enqueueJob(store, t, { delayMs: MINUTE })
         await enqueueJob(store, t, { queue: 'elsewhere' })
         assert.deepEqual(await claimAt(store, t, { queues: ['default', 'other'] }), [])
+      })
+    })
+
+    describe('claim with names', () => {
+      test('takes only jobs of the names given, in the order a claim without names takes them', async ({
+        store,
+      }) => {
+        const t = Date.now()
+        const [a1, , b1, c1, a2, , c2, b2] = await enqueueJobs(store, t, [
+          { queue: 'a', name: 'resize', priority: 0 },
+          { queue: 'a', name: 'unknown', priority: 9 },
+          { queue: 'b', name: 'mail', priority: 1 },
+          { queue: 'a', name: 'mail', priority: 0, runAt: t - SECOND },
+          { queue: 'a', name: 'resize', priority: 3 },
+          { queue: 'b', name: 'unknown', priority: 9 },
+          { queue: 'a', name: 'mail', priority: 3, runAt: t - SECOND },
+          { queue: 'b', name: 'resize', priority: 1, runAt: t - SECOND },
+        ])
+        const claimed = await claimAt(store, t, { queues: ['a', 'b'], names: ['resize', 'mail'], limit: 10 })
+        // Queue a: priority 3 (c2 runs earlier than a2), then priority 0 (c1 earlier than a1);
+        // queue b: priority 1, b2 earlier than b1.
+        assert.deepEqual(ids(claimed), [c2, a2, c1, a1, b2, b1])
+      })
+
+      test('fills its limit across queues in queue order, one name at a time', async ({ store }) => {
+        const t = Date.now()
+        const [x1, , x2, y1] = await enqueueJobs(store, t, [
+          { queue: 'a', name: 'mine' },
+          { queue: 'a', name: 'theirs' },
+          { queue: 'a', name: 'mine' },
+          { queue: 'b', name: 'mine' },
+          { queue: 'b', name: 'mine' },
+        ])
+        const names = ['mine']
+        assert.deepEqual(ids(await claimAt(store, t, { queues: ['a', 'b'], names, limit: 3 })), [x1, x2, y1])
+        assert.equal((await claimAt(store, t, { queues: ['a', 'b'], names, limit: 3 })).length, 1)
+        assert.deepEqual(await claimAt(store, t, { queues: ['a', 'b'], names, limit: 3 }), [])
+      })
+
+      test('leaves jobs of other names ready, their attempts unused, for a claim that takes them', async ({
+        store,
+      }) => {
+        const t = Date.now()
+        const [other] = await enqueueJobs(store, t, [{ name: 'new-kind', priority: 5 }])
+        assert.deepEqual(await claimAt(store, t, { names: ['old-kind'] }), [])
+        const untouched = await getExisting(store, other!)
+        assert.equal(untouched.state, 'ready')
+        assert.equal(untouched.attempts, 0)
+        assert.equal(untouched.lastError, null)
+        const [job] = await claimAt(store, t, { names: ['old-kind', 'new-kind'] }, other)
+        assert.equal(job!.attempts, 1)
+      })
+
+      test('finds its jobs behind many ready jobs of other names', async ({ store }) => {
+        const t = Date.now()
+        await store.enqueue({
+          jobs: Array.from({ length: 500 }, () => newJob({ name: 'backlog', priority: 10 })),
+          now: t,
+        })
+        const mine = await enqueueJob(store, t, { name: 'mine' })
+        await claimAt(store, t, { names: ['mine'], limit: 1 }, mine)
+        assert.deepEqual(await claimAt(store, t, { names: ['mine'] }), [])
+        assert.equal((await claimAt(store, t, { limit: 1000 })).length, 500, 'the backlog is all there')
+      })
+
+      test('claims jobs of its names that come back: due, retried, snoozed, recovered, revived', async ({
+        store,
+      }) => {
+        const t = Date.now()
+        const names = ['mine']
+        const [scheduled] = await enqueueJobs(store, t, [{ name: 'mine', runAt: t + SECOND }])
+        await claimAt(store, t + SECOND, { names }, scheduled)
+        const [retried] = await enqueueJobs(store, t, [{ name: 'mine', maxAttempts: 2 }])
+        const first = one(await claimAt(store, t + SECOND, { names }))
+        assert.equal(first.id, retried)
+        const error: JobError = { kind: 'error', message: 'again' }
+        const back: Settlement[] = [
+          { kind: 'retry', id: first.id, leaseToken: first.leaseToken, runAt: t, error },
+        ]
+        assert.deepEqual(await store.settle({ settlements: back, now: t + SECOND }), ['ok'])
+        const second = one(await claimAt(store, t + SECOND, { names, leaseMs: SECOND }))
+        assert.equal(second.id, retried)
+        const snooze: Settlement = { kind: 'snoozed', id: second.id, leaseToken: second.leaseToken, runAt: t }
+        assert.deepEqual(await store.settle({ settlements: [snooze], now: t + SECOND }), ['ok'])
+        const third = one(await claimAt(store, t + SECOND, { names, leaseMs: SECOND }))
+        assert.equal(third.id, retried)
+        // Its lease runs out: recovered, with its last attempt used up, it is dead; revived, it is back.
+        assert.deepEqual(await store.recoverExpired({ now: t + 3 * SECOND }), {
+          retried: [],
+          dead: [retried],
+        })
+        assert.equal(await store.retry({ ids: [retried!], now: t + 3 * SECOND }), 1)
+        const fourth = one(await claimAt(store, t + 3 * SECOND, { names, leaseMs: SECOND }))
+        assert.equal(fourth.id, retried)
+        assert.deepEqual(await store.recoverExpired({ now: t + 5 * SECOND }), {
+          retried: [retried],
+          dead: [],
+        })
+        await claimAt(store, t + 5 * SECOND, { names }, retried)
+      })
+
+      test('does not hand out a cancelled job, nor one another claim took without names', async ({
+        store,
+      }) => {
+        const t = Date.now()
+        const [cancelled, taken, left] = await enqueueJobs(store, t, [
+          { name: 'mine', priority: 2 },
+          { name: 'mine', priority: 1 },
+          { name: 'mine' },
+        ])
+        assert.equal(await store.cancel({ ids: [cancelled!], now: t }), 1)
+        await claimAt(store, t, { limit: 1 }, taken)
+        await claimAt(store, t, { names: ['mine'] }, left)
+        assert.deepEqual(await claimAt(store, t, { names: ['mine'] }), [])
+        assert.deepEqual(await claimAt(store, t), [])
+      })
+
+      test('settleAndClaim claims only the names given', async ({ store }) => {
+        const t = Date.now()
+        const [first, , third] = await enqueueJobs(store, t, [
+          { name: 'mine' },
+          { name: 'theirs' },
+          { name: 'mine' },
+        ])
+        const [job] = await claimAt(store, t, { names: ['mine'], limit: 1 }, first)
+        const { settled, claimed } = await store.settleAndClaim({
+          settlements: [completed(job)],
+          claim: { queues: ['default'], names: ['mine'], limit: 5, leaseMs: LEASE_MS, workerId: 'worker-1' },
+          now: t + 1,
+        })
+        assert.deepEqual(settled, ['ok'])
+        assert.deepEqual(ids(claimed), [third])
+      })
+
+      test('rejects an empty names list, a repeated name and a malformed one, naming the field', async ({
+        store,
+      }) => {
+        const t = Date.now()
+        const id = await enqueueJob(store, t, { name: 'mine' })
+        for (const [names, field] of [
+          [[], 'names'],
+          [['mine', 'mine'], 'names[1]'],
+          [['mine', 'no spaces'], 'names[1]'],
+        ] as const) {
+          await assert.rejects(
+            claimAt(store, t, { names }),
+            (error: unknown) =>
+              error instanceof ValidationError && error.code === 'invalid_name' && error.field === field,
+            `names ${JSON.stringify(names)}`,
+          )
+        }
+        assert.equal((await getExisting(store, id)).state, 'ready', 'nothing was claimed')
+      })
+
+      test('a wait for some names is not woken by ready jobs of other names, and is by its own', async (h) => {
+        const peer = await h.openPeer()
+        await enqueueJob(h.store, Date.now(), { name: 'theirs' })
+        const names = ['mine']
+        assert.equal(
+          await within(
+            5 * SECOND,
+            'waitForWork',
+            h.store.waitForWork({ queues: ['default'], names, timeoutMs: 300 }),
+          ),
+          'timeout',
+        )
+        const waiting = h.store.waitForWork({ queues: ['default'], names, timeoutMs: 10 * SECOND })
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        await enqueueJob(peer, Date.now(), { name: 'mine' })
+        assert.equal(await within(5 * SECOND, 'waitForWork', waiting), 'notified')
       })
     })
 
@@ -1295,6 +1465,39 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         },
       )
 
+      deliveryTest(
+        'hands a waiter only jobs of its names, leaving the others in line',
+        async (h, waitForJobs) => {
+          const peer = await h.openPeer()
+          const claim = { limit: 10, leaseMs: LEASE_MS, workerId: 'waiter-1' }
+          for (let attempt = 1; ; attempt++) {
+            const waiting = waitForJobs({
+              queues: ['default'],
+              names: ['mine'],
+              timeoutMs: 5 * SECOND,
+              claim,
+            })
+            await new Promise((resolve) => setTimeout(resolve, 100 * attempt))
+            const before = Date.now()
+            const [theirs, mine] = await enqueueJobs(peer, before, [
+              { name: 'theirs', priority: 5 },
+              { name: 'mine' },
+            ])
+            const wake = await within(6 * SECOND, 'waitForJobs', waiting)
+            if (wake.reason !== 'delivered') {
+              assert.ok(attempt < 5, 'no wait was registered in time in 5 attempts')
+              await claimAt(h.store, before, { limit: 10 })
+              continue
+            }
+            assert.deepEqual(ids(wake.jobs), [mine])
+            const other = await getExisting(h.store, theirs!)
+            assert.equal(other.state, 'ready')
+            assert.equal(other.attempts, 0)
+            return
+          }
+        },
+      )
+
       deliveryTest('hands over only jobs that are due, not scheduled ones', async (h, waitForJobs) => {
         const peer = await h.openPeer()
         const claim = { limit: 10, leaseMs: LEASE_MS, workerId: 'waiter-1' }
@@ -1816,6 +2019,7 @@ async function enqueueJob(store: Store, now: number, overrides: Partial<NewJob> 
 
 interface ClaimOptions {
   queues?: readonly string[]
+  names?: readonly string[]
   limit?: number
   leaseMs?: number
   workerId?: string
@@ -1828,8 +2032,8 @@ async function claimAt(
   options: ClaimOptions = {},
   expect?: JobId,
 ): Promise<ClaimedJob[]> {
-  const { queues = ['default'], limit = 10, leaseMs = LEASE_MS, workerId = 'worker-1' } = options
-  const claimed = await store.claim({ queues, limit, leaseMs, workerId, now })
+  const { queues = ['default'], names, limit = 10, leaseMs = LEASE_MS, workerId = 'worker-1' } = options
+  const claimed = await store.claim({ queues, names, limit, leaseMs, workerId, now })
   if (expect !== undefined) assert.deepEqual(ids(claimed), [expect])
   return claimed
 }

@@ -180,7 +180,7 @@ await whenAvailable(redisUnreachableReason(), () => {
         } while (cursor !== '0')
         const root = `ferry:{${namespace}}:`
         const shape =
-          /^(id|jobs|active|queues|unique|stop|schema|instance|has-ready|has-scheduled|waiters|job:[1-9]\d*|(ready|scheduled|completed|dead):[A-Za-z0-9._:-]{1,128})$/
+          /^(id|jobs|active|queues|unique|stop|schema|instance|has-ready|has-scheduled|waiters|job:[1-9]\d*|(ready|scheduled|completed|dead):[A-Za-z0-9._:-]{1,128}|ready:[A-Za-z0-9._:-]{1,128} [A-Za-z0-9._:-]{1,128})$/
         const odd = keys.filter((key) => !key.startsWith(root) || !shape.test(key.slice(root.length)))
         assert.deepEqual(odd, [], 'keys of an unexpected shape')
         assert.ok(keys.length >= 9 + 6, `found ${keys.length} keys`)

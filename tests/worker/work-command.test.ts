@@ -152,7 +152,7 @@ test('ferry work runs a TypeScript handler module', async (t) => {
   ])
 
   assert.equal(exit.code, 0, exit.stderr)
-  assert.match(exit.stderr, /handlers: greet;/)
+  assert.match(exit.stderr, /claiming only jobs named greet;/)
   const job = await getJob(store, id)
   assert.equal(job.state, 'completed')
   assert.deepEqual(job.result, { greeting: 'hello Ada' })

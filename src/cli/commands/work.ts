@@ -121,7 +121,7 @@ export function registerWork(program: Command): void {
         ferryStderr.line(
           `ferry: worker ${worker.workerId} on ${worker.queues.join(', ')} ` +
             `(concurrency ${worker.concurrency}, strategy ${strategy}), ` +
-            `handlers: ${[...worker.jobNames].join(', ')}; Ctrl-C stops after the running jobs`,
+            `claiming only jobs named ${[...worker.jobNames].join(', ')}; Ctrl-C stops after the running jobs`,
         )
         const reason = await worker.stopped
         process.off('SIGINT', onSignal)

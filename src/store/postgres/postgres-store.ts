@@ -56,6 +56,7 @@ import {
   assertPositiveInteger,
   checkClaimParams,
   checkCancelParams,
+  checkNames,
   checkListJobsParams,
   checkPurgeParams,
   checkRequestStopParams,
@@ -186,7 +187,11 @@ interface Delivery {
 }
 
 /** A waitForJobs waiter, as registered for delivery (sql/wait-for-work.sql). */
-type Registration = WaitForJobsParams['claim'] & { id: string; queues: readonly string[] }
+type Registration = WaitForJobsParams['claim'] & {
+  id: string
+  queues: readonly string[]
+  names: readonly string[] | undefined
+}
 
 /** A waiter that may be handed jobs: `rerouted` when they were meant for an earlier wait. */
 interface DeliveryWaiter {
@@ -321,7 +326,9 @@ export class PostgresStore implements Store {
     // The safety net also brings back a listening connection that is gone.
     this.hub = new WakeHub({
       safetyNet: () => {
-        void this.check([...this.waitingQueues.keys()]).catch(() => {})
+        // Every name: one check for all the waiters of this store, whatever their names. A queue
+        // holding only jobs that its waiters do not handle wakes them once per safety-net check.
+        void this.check([...this.waitingQueues.keys()], undefined).catch(() => {})
         if (this.listener === null) void this.listen().catch(() => {})
       },
     })
@@ -479,10 +486,10 @@ export class PostgresStore implements Store {
   async claim(params: ClaimParams): Promise<ClaimedJob[]> {
     this.assertOpen('claim')
     checkClaimParams(params)
-    const { queues, limit, leaseMs, workerId, now } = params
+    const { queues, names, limit, leaseMs, workerId, now } = params
     const rows = await this.query<JobRow>(
       this.texts.claim,
-      [queues, limit, leaseMs, workerId, now ?? null],
+      [queues, limit, leaseMs, workerId, now ?? null, names ?? null],
       'claim',
     )
     return rows.map(toClaimedJob)
@@ -511,6 +518,7 @@ export class PostgresStore implements Store {
         claim.leaseMs,
         claim.workerId,
         now ?? null,
+        claim.names ?? null,
       ],
       'settle-and-claim',
     )
@@ -563,7 +571,13 @@ export class PostgresStore implements Store {
   async waitForJobs(params: WaitForJobsParams): Promise<WaitForJobsResult> {
     this.assertOpen('waitForJobs')
     const { limit, leaseMs, workerId } = params.claim ?? {}
-    checkClaimParams({ queues: params.queues, limit: limit!, leaseMs: leaseMs!, workerId: workerId! })
+    checkClaimParams({
+      queues: params.queues,
+      names: params.names,
+      limit: limit!,
+      leaseMs: leaseMs!,
+      workerId: workerId!,
+    })
     return this.wait(params, params.claim)
   }
 
@@ -580,7 +594,8 @@ export class PostgresStore implements Store {
   ): Promise<WaitForJobsResult> {
     this.assertOpen('waitForWork')
     assertQueueList(params.queues)
-    const { queues, signal, timeoutMs } = params
+    checkNames(params.names)
+    const { queues, names, signal, timeoutMs } = params
     if (signal?.aborted === true) return { reason: 'aborted', jobs: [] }
     // Ends this waiter alone (a delivery); the caller's signal ends it too.
     const ended = new AbortController()
@@ -588,7 +603,7 @@ export class PostgresStore implements Store {
     signal?.addEventListener('abort', onAbort, { once: true })
     for (const queue of queues) this.waitingQueues.set(queue, (this.waitingQueues.get(queue) ?? 0) + 1)
     const registration: Registration | null =
-      claim === null ? null : { ...claim, queues, id: `${this.waiterTag}:${++this.waiterCount}` }
+      claim === null ? null : { ...claim, queues, names, id: `${this.waiterTag}:${++this.waiterCount}` }
     let delivery: Delivery | null = null
     let registeredStill = false
     let handOver = (): void => {}
@@ -612,7 +627,7 @@ export class PostgresStore implements Store {
     // waiter waiting: the listening connection retries, and a store error will show in the
     // worker's next claim. Resolves to whether the waiter may have been registered.
     const registered = this.listen()
-      .then(() => (waiting ? this.check(queues, registration) : false))
+      .then(() => (waiting ? this.check(queues, names, registration) : false))
       .catch(() => registration !== null)
     const reason = await Promise.race([
       this.hub.wait({ queues, timeoutMs, signal: ended.signal }),
@@ -993,8 +1008,8 @@ export class PostgresStore implements Store {
 
   /**
    * A waiter of this store that these jobs, delivered to a wait that has ended, can go to as if
-   * delivered to it: the same worker (id and lease), waiting on every queue of the jobs, with room
-   * for all of them. A worker's queues do not change, so its claim would have taken these first.
+   * delivered to it: the same worker (id and lease), waiting on every queue of the jobs, for
+   * their names, with room for all of them. A worker's queues do not change, so its claim would have taken these first.
    * Only a delivery that carries its rows: the others are rare, and would need reading first.
    */
   private nextWaitFor(delivery: Delivery): DeliveryWaiter | undefined {
@@ -1009,7 +1024,11 @@ export class PostgresStore implements Store {
         registration.workerId === workerId &&
         Math.min(registration.leaseMs, DELIVERY_LEASE_MS) === leaseMs &&
         registration.limit >= rows.length &&
-        rows.every((row) => registration.queues.includes(row.queue))
+        rows.every(
+          (row) =>
+            registration.queues.includes(row.queue) &&
+            (registration.names === undefined || registration.names.includes(row.name)),
+        )
       ) {
         return waiter
       }
@@ -1029,7 +1048,11 @@ export class PostgresStore implements Store {
    * With a registration, the same statement registers that waiter for delivery if it is not to wake
    * at once; says whether it did.
    */
-  private async check(queues: readonly string[], registration: Registration | null = null): Promise<boolean> {
+  private async check(
+    queues: readonly string[],
+    names: readonly string[] | undefined,
+    registration: Registration | null = null,
+  ): Promise<boolean> {
     if (this.closed || queues.length === 0) return false
     const lockKey = this.lockKey
     const register =
@@ -1049,7 +1072,7 @@ export class PostgresStore implements Store {
       server_now: string
       stop_at: string | null
       registered: boolean
-    }>(this.texts['wait-for-work'], [queues, ...register], 'wait-for-work')
+    }>(this.texts['wait-for-work'], [queues, ...register, names ?? null], 'wait-for-work')
     const receivedAt = Date.now()
     // The server read its clock between sending the query and receivedAt. Assume the latest moment,
     // so a due timer can only fire late (by at most the round trip), never before the job's runAt:

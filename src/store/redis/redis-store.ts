@@ -69,6 +69,7 @@ import {
   assertPositiveInteger,
   checkClaimParams,
   checkCancelParams,
+  checkNames,
   checkListJobsParams,
   checkPurgeParams,
   checkRequestStopParams,
@@ -195,8 +196,8 @@ const SCRIPTS = Object.fromEntries(
 ) as Record<ScriptName, Script>
 
 /** The key layout's version (lua/migrate.lua). */
-const LATEST_VERSION = 2
-const LAYOUT_NAMES = ['0001_key-layout', '0002_instance-marker']
+const LATEST_VERSION = 3
+const LAYOUT_NAMES = ['0001_key-layout', '0002_instance-marker', '0003_ready-by-name']
 /** Group commit (capabilities.enqueueBatch): jobs per enqueue script, and scripts sent at once. */
 const ENQUEUE_CHUNK = 1000
 const ENQUEUE_IN_FLIGHT = 16
@@ -274,6 +275,7 @@ export class RedisStore implements Store {
   // (a cluster node's, a network that dropped it silently).
   private readonly hub = new WakeHub({
     safetyNet: () =>
+      // Every name: one look for all the waiters of this store, whatever their names.
       this.checkQueues([...this.watched.keys()]).catch((error: unknown) => {
         // The namespace is gone: the waiting workers' next call reports it, and they stop.
         if (isStoreLost(error)) this.hub.broadcast('notified')
@@ -562,7 +564,13 @@ export class RedisStore implements Store {
 
   async waitForJobs(params: WaitForJobsParams): Promise<WaitForJobsResult> {
     const { limit, leaseMs, workerId } = params.claim ?? {}
-    checkClaimParams({ queues: params.queues, limit: limit!, leaseMs: leaseMs!, workerId: workerId! })
+    checkClaimParams({
+      queues: params.queues,
+      names: params.names,
+      limit: limit!,
+      leaseMs: leaseMs!,
+      workerId: workerId!,
+    })
     return this.wait(params, params.claim)
   }
 
@@ -573,6 +581,7 @@ export class RedisStore implements Store {
   private wait(params: WaitParams, claim: WaitForJobsParams['claim'] | null): Promise<WaitForJobsResult> {
     this.assertOpen('waitForWork')
     assertQueueList(params.queues)
+    checkNames(params.names)
     if (params.signal?.aborted) return Promise.resolve({ reason: 'aborted', jobs: [] })
     // This waiter alone is ended when its set-up fails or it is handed jobs; the caller's signal
     // ends it too, through a listener (AbortSignal.any cost 60 µs a wait against 31 µs, hot).
@@ -613,7 +622,7 @@ export class RedisStore implements Store {
         this.run('unwait', undefined, [waiterId]).catch(() => {})
       }
     })
-    const waited = this.register(params.queues, claim, waiterId, woken, ended)
+    const waited = this.register(params.queues, params.names, claim, waiterId, woken, ended)
     if (delivered === null) return waited
     // Once a delivery has begun, it decides how the wait ends.
     return Promise.race([delivered, waited.then((result) => (handing.started ? delivered : result))])
@@ -626,6 +635,7 @@ export class RedisStore implements Store {
    */
   private async register(
     queues: readonly string[],
+    names: readonly string[] | undefined,
     claim: WaitForJobsParams['claim'] | null,
     waiterId: string,
     woken: Promise<WakeReason>,
@@ -643,12 +653,13 @@ export class RedisStore implements Store {
               w: claim.workerId,
               t: randomBytes(12).toString('hex'),
               q: queues,
+              n: names,
             })
       // A wait that ended while subscribing (a short timeout, an abort) already sent its unwait:
       // registered now, it would stay registered. One that ends from here on sends its unwait on
       // this connection after this check, so Redis runs them in that order.
       if (claim !== null && !this.deliveries.has(waiterId)) return { reason: await woken, jobs: [] }
-      await this.checkQueues(queues, waiterId, registration)
+      await this.checkQueues(queues, names, waiterId, registration)
     } catch (error) {
       ended.abort()
       await woken
@@ -663,10 +674,17 @@ export class RedisStore implements Store {
    * one: wakes the waiters if work is waiting there or a new stop was requested, else arms the
    * timer for the next due job.
    */
-  private async checkQueues(queues: readonly string[], waiterId = '', registration = ''): Promise<void> {
+  private async checkQueues(
+    queues: readonly string[],
+    names: readonly string[] = [],
+    waiterId = '',
+    registration = '',
+  ): Promise<void> {
     const [serverNow, waiting, nextDue, stopAt] = (await this.run('wait-check', undefined, [
       waiterId,
       registration,
+      String(names.length),
+      ...names,
       ...queues,
     ])) as [number, number, string, string | null]
     this.noteServerTime(serverNow, undefined)
@@ -1182,7 +1200,7 @@ async function quit(redis: Redis | Cluster): Promise<void> {
   redis.disconnect()
 }
 
-function claimArgs({ queues, limit, leaseMs, workerId }: ClaimParams): string[] {
+function claimArgs({ queues, names = [], limit, leaseMs, workerId }: ClaimParams): string[] {
   return [
     String(limit),
     String(leaseMs),
@@ -1190,6 +1208,8 @@ function claimArgs({ queues, limit, leaseMs, workerId }: ClaimParams): string[] 
     randomBytes(9).toString('base64url'),
     String(queues.length),
     ...queues,
+    String(names.length),
+    ...names,
   ]
 }
 

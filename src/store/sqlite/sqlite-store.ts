@@ -47,6 +47,7 @@ import {
   checkClaimParams,
   checkCancelParams,
   checkListJobsParams,
+  checkNames,
   checkPurgeParams,
   checkRequestStopParams,
   checkRetryParams,
@@ -379,14 +380,18 @@ export class SqliteStore implements Store {
   }
 
   /** The claim, inside a write transaction. */
-  private claimIn({ queues, limit, leaseMs, workerId }: ClaimParams, at: number): JobRow[] {
+  private claimIn({ queues, names, limit, leaseMs, workerId }: ClaimParams, at: number): JobRow[] {
     this.statement('claim-promote-due').run({ now: at })
     const nextIds = this.statement('claim-next').pluck()
     const ids: number[] = []
     for (const queue of queues) {
       const remaining = limit - ids.length
       if (remaining <= 0) break
-      for (const id of nextIds.all({ queue, limit: remaining }) as number[]) ids.push(id)
+      const next =
+        names === undefined
+          ? (nextIds.all({ queue, limit: remaining }) as number[])
+          : this.nextIdsNamed(queue, names, remaining)
+      for (const id of next) ids.push(id)
     }
     if (ids.length === 0) return []
     const leased = this.statement('claim').all({
@@ -398,6 +403,24 @@ export class SqliteStore implements Store {
     // RETURNING gives no order: restore the claim order.
     const position = new Map(ids.map((id, i) => [id, i]))
     return leased.sort((a, b) => position.get(a.id)! - position.get(b.id)!)
+  }
+
+  /**
+   * The ids of the next `limit` ready jobs of one queue among these names, in claim order: the
+   * first `limit` of each name (one index range each, ferry_jobs_ready_by_name), merged. Jobs of
+   * other names cost nothing, however many stand ahead.
+   */
+  private nextIdsNamed(queue: string, names: readonly string[], limit: number): number[] {
+    const nextOfName = this.statement('claim-next-named')
+    type Candidate = { id: number; priority: number; run_at: number }
+    const candidates: Candidate[] = []
+    for (const name of names) {
+      for (const row of nextOfName.all({ queue, name, limit }) as Candidate[]) candidates.push(row)
+    }
+    if (names.length > 1) {
+      candidates.sort((a, b) => b.priority - a.priority || a.run_at - b.run_at || a.id - b.id)
+    }
+    return candidates.slice(0, limit).map((row) => row.id)
   }
 
   /** The settlements, inside a write transaction. */
@@ -476,6 +499,9 @@ export class SqliteStore implements Store {
   async waitForWork(params: WaitParams): Promise<WakeReason> {
     this.assertOpen('waitForWork')
     assertQueueList(params.queues)
+    // Checked for the same errors as elsewhere; unused here, since this wait never looks at ready
+    // jobs (it wakes on commits and on due times, and the claim then filters the names).
+    checkNames(params.names)
     const woken = this.hub.wait(params)
     // Armed after the waiter is registered, so a job due right now wakes it at once.
     this.hub.armDue(this.nextDueAt(), Date.now())

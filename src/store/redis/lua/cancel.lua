@@ -7,7 +7,7 @@
 local count = 0
 for i = FIRST + 1, #ARGV do
   local id, key = ARGV[i], P_JOB .. ARGV[i]
-  local job = redis.call('HMGET', key, 's', 'q', 'pr', 'ra')
+  local job = redis.call('HMGET', key, 's', 'q', 'pr', 'ra', 'n')
   local state, queue = job[1], job[2]
   local was_open = true
   if not queue then
@@ -18,7 +18,7 @@ for i = FIRST + 1, #ARGV do
     redis.call('ZREM', P_SCHEDULED .. queue, id)
     if redis.call('ZCARD', P_SCHEDULED .. queue) == 0 then redis.call('SREM', K_HAS_SCHEDULED, queue) end
   elseif state == 'ready' then
-    redis.call('ZREM', P_READY .. queue, ready_member(job[4], id))
+    remove_ready(queue, job[5], ready_member(job[4], id))
     if redis.call('ZCARD', P_READY .. queue) == 0 then redis.call('SREM', K_HAS_READY, queue) end
   elseif state == 'active' then
     redis.call('ZREM', K_ACTIVE, id)

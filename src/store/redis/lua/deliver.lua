@@ -4,7 +4,8 @@
 -- claim_jobs) and before enqueue.lua, which calls deliver_to_waiters before publish_wakes.
 -- A waiter is registered by wait-check.lua and ended by unwait.lua or by its delivery; its
 -- registration (K_WAITERS, JSON): c its store's delivery channel, l limit, m leaseMs, w workerId,
--- t lease token base (fresh per wait), q its queues in order.
+-- t lease token base (fresh per wait), q its queues in order, n the only names it claims (absent:
+-- every name; a waiter none of whose names is among the new jobs is handed nothing).
 -- Waiters' channels are shard channels (SSUBSCRIBE, SPUBLISH): under the namespace's hash tag, so
 -- on Redis Cluster they live on the node that runs this script, and PUBSUB SHARDNUMSUB there
 -- counts every subscriber a channel has. (An ordinary channel's NUMSUB counts one node's only.)
@@ -48,7 +49,8 @@ local function deliver_to_waiters()
       if redis.call('PUBSUB', 'SHARDNUMSUB', waiter.c)[2] == 0 then
         drop_waiter(id)
       else
-        local jobs = claim_jobs(waiter.l, math.min(waiter.m, DELIVERY_LEASE_MS), waiter.w, waiter.t, waiter.q, true)
+        local jobs = claim_jobs(waiter.l, math.min(waiter.m, DELIVERY_LEASE_MS), waiter.w, waiter.t, waiter.q, true,
+          waiter.n)
         if #jobs > 0 then
           drop_waiter(id)
           local message = cjson.encode(jobs)

@@ -4,6 +4,10 @@
 --   layout 2 (0002_instance-marker): the instance marker (K_INSTANCE), a random id written here
 --     once (SET NX) and never changed. Every store reads it at open and every script checks it
 --     (prelude.lua), so that a server emptied under running workers is noticed, not refilled.
+--   layout 3 (0003_ready-by-name): each ready job is also in its queue's ready zset for its name
+--     (prelude.lua, ready_name_key), for claims with a names filter. Built here from the queues'
+--     ready zsets, in this one script: its time grows with the ready jobs, and the server serves
+--     nothing else meanwhile.
 -- KEYS, ARGV 1-9: the common layout (prelude.lua). ARGV 8 is '' at open; a store that is open
 --   already (migrate() called again) passes its marker, and the prelude checks it as for any script.
 -- ARGV FIRST: this Ferry's version; FIRST + 1: a new random id, the marker if the namespace has none.
@@ -13,6 +17,22 @@ local latest = tonumber(ARGV[FIRST])
 local version = tonumber(redis.call('GET', K_SCHEMA) or '0')
 if version > latest then
   return redis.error_reply('FERRY schema_too_new ' .. version)
+end
+if version >= 1 and version < 3 and latest >= 3 then
+  for _, queue in ipairs(redis.call('SMEMBERS', K_QUEUES)) do
+    local ready = P_READY .. queue
+    local start = 0
+    -- In pages, so that no reply nor unpack() grows with the backlog.
+    while true do
+      local page = redis.call('ZRANGE', ready, start, start + UNPACK_MAX - 1, 'WITHSCORES')
+      if #page == 0 then break end
+      for m = 1, #page, 2 do
+        local name = redis.call('HGET', P_JOB .. id_of_member(page[m]), 'n')
+        if name then redis.call('ZADD', ready_name_key(queue, name), page[m + 1], page[m]) end
+      end
+      start = start + UNPACK_MAX
+    end
+  end
 end
 if version < latest then redis.call('SET', K_SCHEMA, latest) end
 redis.call('SET', K_INSTANCE, ARGV[FIRST + 1], 'NX')

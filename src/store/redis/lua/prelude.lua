@@ -30,7 +30,10 @@
 -- Ready zsets: score -priority, member the zero-padded runAt then the zero-padded id, so ZPOPMIN
 --   takes the highest priority, then the earliest runAt, then the lowest id (equal scores sort by
 --   member). Queue names ([A-Za-z0-9._:-]) and ids (digits) are checked by the store before they
---   reach a key.
+--   reach a key. Each ready job is in two: its queue's (ARGV 2 .. queue) and its queue's for its
+--   name (ARGV 2 .. queue .. ' ' .. name: ready_name_key; names have a queue's characters, so
+--   never a space), with the same entry. A claim with a names filter reads the first entries of
+--   each name it asks for and merges them, whatever stands ahead in the queue (claim.lua).
 local K_ID, K_JOBS, K_ACTIVE, K_QUEUES, K_UNIQUE, K_STOP, K_SCHEMA, K_HAS_READY, K_HAS_SCHEDULED, K_WAITERS,
   K_INSTANCE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10],
   KEYS[11]
@@ -136,10 +139,23 @@ local function flag_ready(queue)
   wake_ready(queue)
 end
 
--- Adds a job to a queue's ready zset, flagging the queue.
-local function add_ready(queue, priority, run_at, id)
-  redis.call('ZADD', P_READY .. queue, ready_entry(priority, run_at, id))
+-- The ready zset of a queue's jobs of one name (see the ready zsets above).
+local function ready_name_key(queue, name)
+  return P_READY .. queue .. ' ' .. name
+end
+
+-- Adds a job to its queue's ready zsets (the queue's and its name's), flagging the queue.
+local function add_ready(queue, name, priority, run_at, id)
+  local score, member = ready_entry(priority, run_at, id)
+  redis.call('ZADD', P_READY .. queue, score, member)
+  redis.call('ZADD', ready_name_key(queue, name), score, member)
   flag_ready(queue)
+end
+
+-- Takes a ready job's entry out of both its zsets.
+local function remove_ready(queue, name, member)
+  redis.call('ZREM', P_READY .. queue, member)
+  redis.call('ZREM', ready_name_key(queue, name), member)
 end
 
 local function add_scheduled(queue, run_at, id)
@@ -152,10 +168,10 @@ local function add_scheduled(queue, run_at, id)
 end
 
 -- Puts a job back in line as ready (run_at <= NOW) or scheduled, by its hash fields.
-local function put_back(key, id, queue, priority, run_at)
+local function put_back(key, id, queue, name, priority, run_at)
   if run_at <= NOW then
     redis.call('HSET', key, 's', 'ready')
-    add_ready(queue, priority, run_at, id)
+    add_ready(queue, name, priority, run_at, id)
   else
     redis.call('HSET', key, 's', 'scheduled')
     add_scheduled(queue, run_at, id)

@@ -22,7 +22,7 @@ local retried, dead = {}, {}
 for _, candidate in ipairs(candidates) do
   local id = candidate[1]
   local key = P_JOB .. id
-  local job = redis.call('HMGET', key, 's', 'q', 'pr', 'ra', 'a', 'ma', 'w', 'lt', 'le', 'dv')
+  local job = redis.call('HMGET', key, 's', 'q', 'pr', 'ra', 'a', 'ma', 'w', 'lt', 'le', 'dv', 'n')
   local expires_at = tonumber(job[9])
   if not job[2] then
     redis.call('ZREM', K_ACTIVE, id)
@@ -34,7 +34,7 @@ for _, candidate in ipairs(candidates) do
     if job[10] then
       redis.call('HINCRBY', key, 'a', -1)
       redis.call('HSET', key, 's', 'ready', 'u', NOW)
-      add_ready(job[2], job[3], job[4], id)
+      add_ready(job[2], job[11], job[3], job[4], id)
       retried[#retried + 1] = id
     else
       local attempts, max_attempts = tonumber(job[5]) or 0, tonumber(job[6])
@@ -47,7 +47,7 @@ for _, candidate in ipairs(candidates) do
         dead[#dead + 1] = id
       else
         redis.call('HSET', key, 's', 'ready')
-        add_ready(job[2], job[3], job[4], id)
+        add_ready(job[2], job[11], job[3], job[4], id)
         retried[#retried + 1] = id
       end
     end

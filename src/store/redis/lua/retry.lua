@@ -8,7 +8,7 @@
 -- Moves a dead job of `queue` back to ready; false (and nothing written to it) when its hash is gone.
 local function revive(id, queue)
   local key = P_JOB .. id
-  local job = redis.call('HMGET', key, 'pr', 'q')
+  local job = redis.call('HMGET', key, 'pr', 'q', 'n')
   redis.call('ZREM', P_DEAD .. queue, id)
   if not job[2] then
     forget_job(id)
@@ -16,7 +16,7 @@ local function revive(id, queue)
   end
   redis.call('HDEL', key, 'f', 'r')
   redis.call('HSET', key, 's', 'ready', 'a', 0, 'ra', NOW, 'u', NOW)
-  add_ready(queue, job[1], NOW, id)
+  add_ready(queue, job[3], job[1], NOW, id)
   return true
 end
 

@@ -17,7 +17,7 @@ local function settle_items(i)
     local kind, id, token, run_at, data = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
     i = i + 5
     local key = P_JOB .. id
-    local job = redis.call('HMGET', key, 's', 'lt', 'q', 'pr')
+    local job = redis.call('HMGET', key, 's', 'lt', 'q', 'pr', 'n')
     if not job[3] then
       redis.call('ZREM', K_ACTIVE, id)
       forget_job(id)
@@ -50,7 +50,7 @@ local function settle_items(i)
         else
           redis.call('HINCRBY', key, 'a', -1)
         end
-        put_back(key, id, queue, job[4], at)
+        put_back(key, id, queue, job[5], job[4], at)
       end
       results[n] = 1
     end

@@ -1,5 +1,6 @@
--- claim, step 3: leases the jobs chosen by claim-next.sql, all queues at once. attempts counts the
--- attempt now, so a worker that dies mid-job has used it. Each row gets its own random token.
+-- claim, step 3: leases the jobs chosen by claim-next.sql (or claim-next-named.sql), all queues at
+-- once. attempts counts the attempt now, so a worker that dies mid-job has used it. Each row gets
+-- its own random token.
 -- Params: :ids (JSON array of ids), :lease_expires_at, :worker_id, :now
 -- Returns: the claimed rows, in no particular order (the store restores the claim order).
 UPDATE ferry_jobs
