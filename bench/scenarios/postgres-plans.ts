@@ -113,7 +113,27 @@ const STATEMENTS: readonly HotStatement[] = [
     tag: 'claim',
     text: `claim of ${BATCH} (sql/claim.sql)`,
     call: async (db) =>
-      void (await db.client.query(storeSql(db, 'claim'), [['default'], BATCH, LEASE_MS, 'plans', null])),
+      void (await db.client.query(storeSql(db, 'claim'), [
+        ['default'],
+        BATCH,
+        LEASE_MS,
+        'plans',
+        null,
+        null,
+      ])),
+  },
+  {
+    tag: 'claim_named',
+    text: `claim of ${BATCH}, only the names a worker handles (sql/claim.sql with names)`,
+    call: async (db) =>
+      void (await db.client.query(storeSql(db, 'claim'), [
+        ['default'],
+        BATCH,
+        LEASE_MS,
+        'plans',
+        null,
+        ['bench.plans', 'bench.other'],
+      ])),
   },
   {
     tag: 'settle',
@@ -124,7 +144,7 @@ const STATEMENTS: readonly HotStatement[] = [
     tag: 'settle_and_claim',
     text: `settle_and_claim: ${BATCH} completed, claim of ${BATCH} (sql/settle-and-claim.sql)`,
     call: onClaimedJobs(
-      (jobs) => [...settleArgs(jobs), ['default'], BATCH, LEASE_MS, 'plans', null],
+      (jobs) => [...settleArgs(jobs), ['default'], BATCH, LEASE_MS, 'plans', null, null],
       'settle-and-claim',
     ),
   },
@@ -171,6 +191,7 @@ const STATEMENTS: readonly HotStatement[] = [
         null,
         null,
         null,
+        null,
       ])),
   },
   {
@@ -186,6 +207,7 @@ const STATEMENTS: readonly HotStatement[] = [
         'plans-waiter',
         'ferry:plans',
         db.waiterLockKey,
+        null,
       ])
       await db.client.query('SELECT 1 AS plans_of_the_setup_end_here')
       await db.client.query(storeSql(db, 'enqueue'), enqueueArgs('plans-deliver', Array(BATCH).fill(null)))
