@@ -9,6 +9,7 @@ import { test } from 'node:test'
 
 import { MigrationRequiredError, migrateStore, openStore } from '../../src/index.js'
 import { migrations as postgresMigrations } from '../../src/store/postgres/generated/assets.js'
+import { KEY_LAYOUTS } from '../../src/store/redis/redis-store.js'
 import { migrations as sqliteMigrations } from '../../src/store/sqlite/generated/assets.js'
 import { postgresUnreachableReason, tempSchema } from '../helpers/postgres-harness.js'
 import {
@@ -64,7 +65,7 @@ test(
     defer(t, () => dropNamespace(namespace))
     const url = new URL(TEST_REDIS_URL)
     url.searchParams.set('namespace', namespace)
-    const { fresh, current } = expectedLines(['0001_key-layout', '0002_instance-marker'])
+    const { fresh, current } = expectedLines(KEY_LAYOUTS)
     assert.deepEqual(await migrateTwice(url.toString()), [fresh, current])
   },
 )

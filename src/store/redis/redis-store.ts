@@ -195,9 +195,16 @@ const SCRIPTS = Object.fromEntries(
   }),
 ) as Record<ScriptName, Script>
 
-/** The key layout's version (lua/migrate.lua). */
-const LATEST_VERSION = 3
-const LAYOUT_NAMES = ['0001_key-layout', '0002_instance-marker', '0003_ready-by-name']
+/**
+ * The key layouts lua/migrate.lua knows, in order: the namespace's version is how many it has
+ * (`ferry migrate` lists those it applied by these names).
+ */
+export const KEY_LAYOUTS: readonly string[] = [
+  '0001_key-layout',
+  '0002_instance-marker',
+  '0003_ready-by-name',
+]
+const LATEST_VERSION = KEY_LAYOUTS.length
 /** Group commit (capabilities.enqueueBatch): jobs per enqueue script, and scripts sent at once. */
 const ENQUEUE_CHUNK = 1000
 const ENQUEUE_IN_FLIGHT = 16
@@ -435,7 +442,7 @@ export class RedisStore implements Store {
       randomBytes(16).toString('hex'),
     ])) as [number, number, string]
     this.instance = instance
-    return { fromVersion, toVersion, applied: LAYOUT_NAMES.slice(fromVersion, toVersion) }
+    return { fromVersion, toVersion, applied: KEY_LAYOUTS.slice(fromVersion, toVersion) }
   }
 
   async close(): Promise<void> {
