@@ -245,7 +245,9 @@ export function checkChaosRun(dir: string): CheckResult {
     if (accepted.length > 1) violations.add('fencing', `job ${job.id} was completed ${accepted.length} times`)
     if (job.state === 'completed' && accepted.length === 0) {
       // The settle may have committed just before the kill, with no time to write it down.
-      const unrecorded = runs.some((run) => run.settles.length === 0 && run.incarnation.killedAt !== null)
+      const unrecorded = runs.some(
+        (run) => endingSettles(run).length === 0 && run.incarnation.killedAt !== null,
+      )
       if (!unrecorded) violations.add('final', `job ${job.id} is completed but no run of it completed`)
     }
     for (let k = 0; k < runs.length; k++) {

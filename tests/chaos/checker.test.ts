@@ -217,6 +217,14 @@ test('a settle answered locked wrote nothing: a kill after it still explains the
   assert.equal(counts.duplicatesAfterKill, 1)
 })
 
+test('a completed job whose run was killed after a settle answered locked passes: the retry went unrecorded', (t) => {
+  const scenario = clean()
+  scenario.workers!['w1#001'] = [hello(10), start('1', 'a', 1, T), settle('1', 'a', T + 20, 'locked')]
+  scenario.nemesis = [{ e: 'kill', role: 'worker', name: 'w1', pid: 10, t: T + 40 }]
+  const { violations } = check(t, scenario)
+  assert.deepEqual(violations, [])
+})
+
 test('a settle with a replaced lease that the store accepted breaks fencing', (t) => {
   const scenario = clean()
   scenario.workers!['w1#001'] = [hello(10), start('1', 'a', 1, T), settle('1', 'a', T + 3000)]
