@@ -101,8 +101,8 @@ export function registerEnqueue(program: Command): void {
           // stdout stays the id either way (scripts read it); the sentence is for the person.
           process.stdout.write(`${id}\n`)
           if (!created) {
-            const existing = await store.getJob(id)
-            const what = existing === null ? '' : ` (${existing.name}, ${existing.state})`
+            const [existing] = (await store.listJobs({ ids: [id] })).jobs
+            const what = existing === undefined ? '' : ` (${existing.name}, ${existing.state})`
             ferryStderr.line(
               `ferry: nothing was added: job ${id}${what} already holds unique key ${JSON.stringify(flags.uniqueKey)}`,
             )

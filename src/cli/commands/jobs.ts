@@ -106,13 +106,13 @@ export function registerJobs(program: Command): void {
     .action(async (id: string, flags: { json?: boolean }) => {
       const [jobId] = parseJobIds([id], 'id') as [string]
       const store = await openExistingStore(program)
-      let job: Job | null
+      let job: Job | undefined
       try {
-        job = await store.getJob(jobId)
+        ;[job] = (await store.listJobs({ ids: [jobId] })).jobs
       } finally {
         await store.close()
       }
-      if (job === null) throw new JobNotFoundError(id)
+      if (job === undefined) throw new JobNotFoundError(id)
       // `ferry jobs show 7 --json`: commander hands a --json after the id to `jobs`, which has one too.
       const json = flags.json === true || jobs.opts<JobsFlags>().json === true
       process.stdout.write(json ? formatJson(jobToJson(job)) : describeJob(job, Date.now()))

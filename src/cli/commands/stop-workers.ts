@@ -9,9 +9,8 @@ export function registerStopWorkers(program: Command): void {
     .action(async () => {
       const store = await openExistingStore(program)
       try {
-        await store.requestStop()
-        // Read back rather than use our own clock: the store keeps the latest request if one is newer.
-        const requestedAt = (await store.stopRequestedAt())!
+        // The store's answer rather than our own clock: it keeps the latest request if one is newer.
+        const requestedAt = (await store.control({ requestStop: true })).stopRequestedAt!
         process.stdout.write(
           `stop requested at ${formatInstant(requestedAt, Date.now())}: workers started before then will stop after their current jobs\n`,
         )

@@ -8,25 +8,17 @@ import {
   StoreUnavailableError,
   ValidationError,
 } from '../../core/errors.js'
-import {
-  type ClaimedJob,
-  type Job,
-  type JobError,
-  type JobId,
-  type JobState,
-  type NewJob,
-} from '../../core/job.js'
+import { type ClaimedJob, type Job, type JobError, type JobState, type NewJob } from '../../core/job.js'
 import { giveBack, type Settlement } from '../../core/outcome.js'
 import { assertKnownKeys, assertQueueList, optionKeys } from '../../core/validate.js'
 import {
   DELIVERY_LEASE_MS,
   type CancelParams,
   type ClaimParams,
-  type ClampLeasesParams,
-  type EnqueueInTransactionParams,
+  type ControlParams,
+  type ControlRecord,
   type FindExpiredLeasesParams,
   type FindExpiredLeasesResult,
-  type TakeDeliveredParams,
   type EnqueueParams,
   type EnqueueResult,
   type JobPage,
@@ -37,19 +29,16 @@ import {
   type RecoverParams,
   type RecoverResult,
   type RenewParams,
-  type RequestStopParams,
   type RetryParams,
-  type SettleAndClaimParams,
-  type SettleAndClaimResult,
+  type SettleBatchResult,
   type SettleParams,
   type SettleResult,
   type StatsParams,
   type Store,
   type StoreCapabilities,
-  type WaitForJobsParams,
-  type WaitForJobsResult,
+  type WaitClaim,
   type WaitParams,
-  type WakeReason,
+  type WaitResult,
 } from '../store.js'
 import {
   assertInstant,
@@ -58,8 +47,8 @@ import {
   checkCancelParams,
   checkNames,
   checkListJobsParams,
+  checkControlParams,
   checkPurgeParams,
-  checkRequestStopParams,
   checkRetryParams,
   checkStatsParams,
   compareIds,
@@ -187,7 +176,7 @@ interface Delivery {
 }
 
 /** A waitForJobs waiter, as registered for delivery (sql/wait-for-work.sql). */
-type Registration = WaitForJobsParams['claim'] & {
+type Registration = WaitClaim & {
   id: string
   queues: readonly string[]
   names: readonly string[] | undefined
@@ -272,7 +261,7 @@ export class PostgresStore implements Store {
     try {
       if (options.migrate ?? true) await store.migrate()
       else await store.assertSchemaCurrent()
-      await store.stopRequestedAt()
+      await store.control()
     } catch (error) {
       await store.close()
       throw error
@@ -394,8 +383,9 @@ export class PostgresStore implements Store {
 
   // ── producer ───────────────────────────────────────────────────────────────────────────────
 
-  async enqueue({ jobs, now }: EnqueueParams): Promise<EnqueueResult[]> {
+  async enqueue({ jobs, tx, now }: EnqueueParams): Promise<EnqueueResult[]> {
     this.assertOpen('enqueue')
+    if (tx !== undefined) return this.enqueueInTransaction(tx, jobs, now)
     if (jobs.length === 0) return []
     const results = await this.enqueueWith(
       (text, values) => this.query(text, values, 'enqueue'),
@@ -417,8 +407,11 @@ export class PostgresStore implements Store {
    * job; committed, the jobs are visible and the workers woken (NOTIFY is delivered on commit).
    * Bypasses group commit, since the caller's transaction is the batch.
    */
-  async enqueueInTransaction({ tx, jobs, now }: EnqueueInTransactionParams): Promise<EnqueueResult[]> {
-    this.assertOpen('enqueue')
+  private async enqueueInTransaction(
+    tx: unknown,
+    jobs: readonly NewJob[],
+    now: number | undefined,
+  ): Promise<EnqueueResult[]> {
     if (!isQueryable(tx)) {
       throw new ValidationError(
         'invalid_option',
@@ -495,19 +488,17 @@ export class PostgresStore implements Store {
     return rows.map(toClaimedJob)
   }
 
-  async settle({ settlements, now }: SettleParams): Promise<SettleResult[]> {
+  async settle({ settlements, claim, now }: SettleParams): Promise<SettleBatchResult> {
     this.assertOpen('settle')
-    if (settlements.length === 0) return []
-    const [row] = await this.query<{ lost: number[]; locked: number[] }>(
-      this.texts.settle,
-      [...settlementArrays(settlements), now ?? null],
-      'settle',
-    )
-    return settleResults(settlements.length, row!)
-  }
-
-  async settleAndClaim({ settlements, claim, now }: SettleAndClaimParams): Promise<SettleAndClaimResult> {
-    this.assertOpen('settleAndClaim')
+    if (claim === undefined) {
+      if (settlements.length === 0) return { settled: [], claimed: [] }
+      const [row] = await this.query<{ lost: number[]; locked: number[] }>(
+        this.texts.settle,
+        [...settlementArrays(settlements), now ?? null],
+        'settle',
+      )
+      return { settled: settleResults(settlements.length, row!), claimed: [] }
+    }
     checkClaimParams(claim)
     const rows = await this.query<JobRow & { lost: number[]; locked: number[] }>(
       this.texts['settle-and-claim'],
@@ -528,8 +519,9 @@ export class PostgresStore implements Store {
     }
   }
 
-  async renew({ leases, leaseMs, now }: RenewParams): Promise<SettleResult[]> {
+  async renew({ leases, leaseMs, delivered = false, now }: RenewParams): Promise<SettleResult[]> {
     this.assertOpen('renew')
+    if (delivered) return this.takeDelivered(leases, leaseMs, now)
     assertPositiveInteger(leaseMs, 'leaseMs')
     if (leases.length === 0) return []
     const rows = await this.query<{ ord: number; result: SettleResult }>(
@@ -545,8 +537,12 @@ export class PostgresStore implements Store {
     return rows.map((row) => row.result)
   }
 
-  async takeDelivered({ leases, leaseMs, now }: TakeDeliveredParams): Promise<SettleResult[]> {
-    this.assertOpen('takeDelivered')
+  /** renew with `delivered`: the worker takes jobs it was handed, before it starts them. */
+  private async takeDelivered(
+    leases: RenewParams['leases'],
+    leaseMs: number,
+    now: number | undefined,
+  ): Promise<SettleResult[]> {
     assertPositiveInteger(leaseMs, 'leaseMs')
     if (leases.length === 0) return []
     const rows = await this.query<{ ord: number }>(
@@ -563,36 +559,22 @@ export class PostgresStore implements Store {
     return leases.map((_, i) => (taken.has(i + 1) ? 'ok' : 'lease_lost'))
   }
 
-  async waitForWork(params: WaitParams): Promise<WakeReason> {
-    const { reason } = await this.wait(params, null)
-    return reason === 'delivered' ? 'notified' : reason
-  }
-
-  async waitForJobs(params: WaitForJobsParams): Promise<WaitForJobsResult> {
-    this.assertOpen('waitForJobs')
-    const { limit, leaseMs, workerId } = params.claim ?? {}
-    checkClaimParams({
-      queues: params.queues,
-      names: params.names,
-      limit: limit!,
-      leaseMs: leaseMs!,
-      workerId: workerId!,
-    })
-    return this.wait(params, params.claim)
-  }
-
   /**
-   * waitForWork, and with `claim`, waitForJobs: the waiter is registered (sql/wait-for-work.sql)
-   * so that an enqueue may claim jobs for it and send them on this store's delivery channel
-   * (migrations/0003_delivery.sql). A delivery that arrives before the wait has ended otherwise
-   * ends it; one that arrives after goes to the same worker's next wait or back in line
-   * (onDelivery).
+   * With `claim`, the waiter is registered (sql/wait-for-work.sql) so that an enqueue may claim
+   * jobs for it and send them on this store's delivery channel (migrations/0003_delivery.sql). A
+   * delivery that arrives before the wait has ended otherwise ends it; one that arrives after goes
+   * to the same worker's next wait or back in line (onDelivery).
    */
-  private async wait(
-    params: WaitParams,
-    claim: WaitForJobsParams['claim'] | null,
-  ): Promise<WaitForJobsResult> {
+  async waitForWork(params: WaitParams): Promise<WaitResult> {
     this.assertOpen('waitForWork')
+    if (params.claim !== undefined) {
+      const { limit, leaseMs, workerId } = params.claim
+      checkClaimParams({ queues: params.queues, names: params.names, limit, leaseMs, workerId })
+    }
+    return this.wait(params, params.claim ?? null)
+  }
+
+  private async wait(params: WaitParams, claim: WaitClaim | null): Promise<WaitResult> {
     assertQueueList(params.queues)
     checkNames(params.names)
     const { queues, names, signal, timeoutMs } = params
@@ -706,10 +688,17 @@ export class PostgresStore implements Store {
     now,
     limit = RECOVER_LIMIT_DEFAULT,
     leases,
+    clampLeases = false,
   }: RecoverParams = {}): Promise<RecoverResult> {
     this.assertOpen('recoverExpired')
     assertPositiveInteger(limit, 'limit')
-    const result: RecoverResult = { retried: [], dead: [] }
+    const result: RecoverResult = { retried: [], dead: [], clamped: 0 }
+    // A statement of its own before the recovery: it runs only at a worker's start and after a
+    // backward step, and the leases it moves were not expired, so the recovery's answer is the same.
+    if (clampLeases) {
+      const [row] = await this.query<{ count: number }>(this.texts['clamp-leases'], [now ?? null])
+      result.clamped = row!.count
+    }
     const given = leases?.filter((lease) => isJobId(lease.id))
     if (given !== undefined && given.length === 0) return result
     const rows = await this.query<{ id: string; state: JobState }>(
@@ -764,24 +753,24 @@ export class PostgresStore implements Store {
     }
   }
 
-  async clampLeases({ now }: ClampLeasesParams = {}): Promise<number> {
-    this.assertOpen('clampLeases')
-    const [row] = await this.query<{ count: number }>(this.texts['clamp-leases'], [now ?? null])
-    return row!.count
-  }
-
   // ── admin ──────────────────────────────────────────────────────────────────────────────────
-
-  async getJob(id: JobId): Promise<Job | null> {
-    this.assertOpen('getJob')
-    if (!isJobId(id)) return null
-    const [row] = await this.query<JobRow>(this.texts['get-job'], [id])
-    return row === undefined ? null : toJob(row)
-  }
 
   async listJobs(params: ListJobsParams = {}): Promise<JobPage> {
     this.assertOpen('listJobs')
-    const { state, queue, limit, cursor } = checkListJobsParams(params, isJobId)
+    const checked = checkListJobsParams(params, isJobId)
+    if (checked.ids !== undefined) {
+      if (checked.ids.length === 0) return { jobs: [], nextCursor: null }
+      const rows = await this.query<JobRow>(this.texts['get-job'], [checked.ids])
+      const byId = new Map(rows.map((row) => [row.id, row]))
+      return {
+        jobs: checked.ids.flatMap((id) => {
+          const row = byId.get(id)
+          return row === undefined ? [] : [toJob(row)]
+        }),
+        nextCursor: null,
+      }
+    }
+    const { state, queue, limit, cursor } = checked
     const rows = await this.query<JobRow>(this.texts['list-jobs'], [
       state ?? null,
       queue ?? null,
@@ -875,20 +864,20 @@ export class PostgresStore implements Store {
 
   // ── worker control ─────────────────────────────────────────────────────────────────────────
 
-  async requestStop(params: RequestStopParams = {}): Promise<void> {
-    this.assertOpen('requestStop')
-    checkRequestStopParams(params)
-    const { now } = params
-    const [row] = await this.query<{ at: string }>(this.texts['request-stop'], [now ?? null])
-    this.knownStopAt = Number(row!.at)
-    this.hub.broadcast('notified')
-  }
-
-  async stopRequestedAt(): Promise<number | null> {
-    this.assertOpen('stopRequestedAt')
+  async control(params: ControlParams = {}): Promise<ControlRecord> {
+    this.assertOpen('control')
+    checkControlParams(params)
+    const { requestStop = false, now } = params
+    if (requestStop) {
+      // Its answer is the record as it now stands: no second read.
+      const [row] = await this.query<{ at: string }>(this.texts['request-stop'], [now ?? null])
+      this.knownStopAt = Number(row!.at)
+      this.hub.broadcast('notified')
+      return { stopRequestedAt: this.knownStopAt }
+    }
     const [row] = await this.query<{ at: string }>(this.texts['stop-requested-at'], [], 'stop-requested-at')
     this.knownStopAt = row === undefined ? null : Number(row.at)
-    return this.knownStopAt
+    return { stopRequestedAt: this.knownStopAt }
   }
 
   // ── waking up ──────────────────────────────────────────────────────────────────────────────

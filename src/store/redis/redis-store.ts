@@ -36,10 +36,10 @@ import { assertKnownKeys, assertName, assertQueueList, optionKeys } from '../../
 import type {
   CancelParams,
   ClaimParams,
-  ClampLeasesParams,
+  ControlParams,
+  ControlRecord,
   FindExpiredLeasesParams,
   FindExpiredLeasesResult,
-  TakeDeliveredParams,
   EnqueueParams,
   EnqueueResult,
   JobPage,
@@ -50,18 +50,16 @@ import type {
   RecoverParams,
   RecoverResult,
   RenewParams,
-  RequestStopParams,
   RetryParams,
-  SettleAndClaimParams,
-  SettleAndClaimResult,
+  SettleBatchResult,
   SettleParams,
   SettleResult,
   StatsParams,
   Store,
   StoreCapabilities,
-  WaitForJobsParams,
-  WaitForJobsResult,
+  WaitClaim,
   WaitParams,
+  WaitResult,
   WakeReason,
 } from '../store.js'
 import {
@@ -71,13 +69,14 @@ import {
   checkCancelParams,
   checkNames,
   checkListJobsParams,
+  checkControlParams,
   checkPurgeParams,
-  checkRequestStopParams,
   checkRetryParams,
   checkStatsParams,
   compareIds,
   messageOf,
   RECOVER_LIMIT_DEFAULT,
+  transactionRefused,
 } from '../params.js'
 import { osErrorOf, serverAddress } from '../connection-error.js'
 import { WakeHub } from '../wake-hub.js'
@@ -322,7 +321,7 @@ export class RedisStore implements Store {
       await store.loadScripts()
       if (options.migrate ?? true) await store.migrate()
       else await store.assertLayoutCurrent()
-      await store.stopRequestedAt()
+      await store.control()
       await store.checkPersistence(warn)
     } catch (error) {
       await store.close()
@@ -458,8 +457,9 @@ export class RedisStore implements Store {
 
   // ── producer ───────────────────────────────────────────────────────────────────────────────
 
-  async enqueue({ jobs, now }: EnqueueParams): Promise<EnqueueResult[]> {
+  async enqueue({ jobs, tx, now }: EnqueueParams): Promise<EnqueueResult[]> {
     this.assertOpen('enqueue')
+    if (tx !== undefined) throw transactionRefused(this.kind)
     if (jobs.length === 0) return []
     const args: string[] = new Array(jobs.length * 2)
     // The command's length in UTF-16 units (never more than its UTF-8 bytes, which the Client
@@ -509,17 +509,15 @@ export class RedisStore implements Store {
     return reply.slice(1).map((job) => toClaimedJob(job as JobReply))
   }
 
-  async settle({ settlements, now }: SettleParams): Promise<SettleResult[]> {
+  async settle({ settlements, claim, now }: SettleParams): Promise<SettleBatchResult> {
     this.assertOpen('settle')
-    if (settlements.length === 0) return []
-    const { args, sent } = settleArgs(settlements)
-    if (sent.length === 0) return settlements.map(() => 'lease_lost')
-    const reply = (await this.run('settle', now, args)) as number[]
-    return mergeSettled(sent, reply, settlements.length)
-  }
-
-  async settleAndClaim({ settlements, claim, now }: SettleAndClaimParams): Promise<SettleAndClaimResult> {
-    this.assertOpen('settleAndClaim')
+    if (claim === undefined) {
+      if (settlements.length === 0) return { settled: [], claimed: [] }
+      const { args, sent } = settleArgs(settlements)
+      if (sent.length === 0) return { settled: settlements.map(() => 'lease_lost'), claimed: [] }
+      const reply = (await this.run('settle', now, args)) as number[]
+      return { settled: mergeSettled(sent, reply, settlements.length), claimed: [] }
+    }
     checkClaimParams(claim)
     const { args, sent } = settleArgs(settlements)
     const reply = (await this.run('settle-and-claim', now, [...args, ...claimArgs(claim)])) as [
@@ -533,14 +531,9 @@ export class RedisStore implements Store {
     }
   }
 
-  async renew({ leases, leaseMs, now }: RenewParams): Promise<SettleResult[]> {
+  async renew({ leases, leaseMs, delivered = false, now }: RenewParams): Promise<SettleResult[]> {
     this.assertOpen('renew')
-    return this.leaseCall('renew', leases, leaseMs, now)
-  }
-
-  async takeDelivered({ leases, leaseMs, now }: TakeDeliveredParams): Promise<SettleResult[]> {
-    this.assertOpen('takeDelivered')
-    return this.leaseCall('take-delivered', leases, leaseMs, now)
+    return this.leaseCall(delivered ? 'take-delivered' : 'renew', leases, leaseMs, now)
   }
 
   /** renew.lua and take-delivered.lua: the same arguments, and per lease 1 (ok) or 0 (lost). */
@@ -564,29 +557,20 @@ export class RedisStore implements Store {
     return mergeSettled(sent, reply, leases.length)
   }
 
-  async waitForWork(params: WaitParams): Promise<WakeReason> {
-    const { reason } = await this.wait(params, null)
-    return reason === 'delivered' ? 'notified' : reason
-  }
-
-  async waitForJobs(params: WaitForJobsParams): Promise<WaitForJobsResult> {
-    const { limit, leaseMs, workerId } = params.claim ?? {}
-    checkClaimParams({
-      queues: params.queues,
-      names: params.names,
-      limit: limit!,
-      leaseMs: leaseMs!,
-      workerId: workerId!,
-    })
-    return this.wait(params, params.claim)
-  }
-
   /**
-   * waitForWork, and with `claim`, waitForJobs: the waiter is registered (lua/wait-check.lua) so
-   * that an enqueue may hand it jobs (lua/deliver.lua) on this store's delivery channel.
+   * With `claim`, the waiter is registered (lua/wait-check.lua) so that an enqueue may hand it
+   * jobs (lua/deliver.lua) on this store's delivery channel.
    */
-  private wait(params: WaitParams, claim: WaitForJobsParams['claim'] | null): Promise<WaitForJobsResult> {
+  async waitForWork(params: WaitParams): Promise<WaitResult> {
     this.assertOpen('waitForWork')
+    if (params.claim !== undefined) {
+      const { limit, leaseMs, workerId } = params.claim
+      checkClaimParams({ queues: params.queues, names: params.names, limit, leaseMs, workerId })
+    }
+    return this.wait(params, params.claim ?? null)
+  }
+
+  private wait(params: WaitParams, claim: WaitClaim | null): Promise<WaitResult> {
     assertQueueList(params.queues)
     checkNames(params.names)
     if (params.signal?.aborted) return Promise.resolve({ reason: 'aborted', jobs: [] })
@@ -603,7 +587,7 @@ export class RedisStore implements Store {
     const delivered =
       claim === null
         ? null
-        : new Promise<WaitForJobsResult>((resolve) =>
+        : new Promise<WaitResult>((resolve) =>
             this.deliveries.set(waiterId, (jobs) => {
               handing.started = true
               // The jobs start first: ending the wait (the hub's waiter, the signal's listeners)
@@ -643,11 +627,11 @@ export class RedisStore implements Store {
   private async register(
     queues: readonly string[],
     names: readonly string[] | undefined,
-    claim: WaitForJobsParams['claim'] | null,
+    claim: WaitClaim | null,
     waiterId: string,
     woken: Promise<WakeReason>,
     ended: AbortController,
-  ): Promise<WaitForJobsResult> {
+  ): Promise<WaitResult> {
     try {
       await this.subscribe()
       const registration =
@@ -708,9 +692,13 @@ export class RedisStore implements Store {
     now,
     limit = RECOVER_LIMIT_DEFAULT,
     leases,
+    clampLeases = false,
   }: RecoverParams = {}): Promise<RecoverResult> {
     this.assertOpen('recoverExpired')
     assertPositiveInteger(limit, 'limit')
+    // A script of its own before the recovery: it runs only at a worker's start and after a
+    // backward step, and the leases it moves were not expired, so the recovery's answer is the same.
+    const clamped = clampLeases ? ((await this.run('clamp-leases', now, [])) as number) : 0
     const args: (string | number)[] = [limit]
     if (leases === undefined) {
       args.push('all')
@@ -719,10 +707,10 @@ export class RedisStore implements Store {
       for (const { id, leaseToken, leaseExpiresAt } of leases) {
         if (isJobId(id) && typeof leaseToken === 'string') args.push(id, leaseToken, integer(leaseExpiresAt))
       }
-      if (args.length === 2) return { retried: [], dead: [] }
+      if (args.length === 2) return { retried: [], dead: [], clamped }
     }
     const [retried, dead] = (await this.run('recover-expired', now, args)) as [string[], string[]]
-    return { retried: retried.sort(compareIds), dead: dead.sort(compareIds) }
+    return { retried: retried.sort(compareIds), dead: dead.sort(compareIds), clamped }
   }
 
   async findExpiredLeases({
@@ -749,30 +737,13 @@ export class RedisStore implements Store {
     }
   }
 
-  async clampLeases({ now }: ClampLeasesParams = {}): Promise<number> {
-    this.assertOpen('clampLeases')
-    return (await this.run('clamp-leases', now, [])) as number
-  }
-
   // ── admin ──────────────────────────────────────────────────────────────────────────────────
-
-  async getJob(id: JobId): Promise<Job | null> {
-    this.assertOpen('getJob')
-    if (!isJobId(id)) return null
-    let fields: JobReply
-    try {
-      fields = (await this.redis.call('HMGET', this.keys.job(id), ...JOB_FIELDS)) as JobReply
-    } catch (error) {
-      throw toStoreError(error, 'getJob', this.keys)
-    }
-    const reply = [id, ...fields]
-    // Every job has a queue: none means no job.
-    return reply[AT.q!] === null ? null : toJob(reply)
-  }
 
   async listJobs(params: ListJobsParams = {}): Promise<JobPage> {
     this.assertOpen('listJobs')
-    const { state, queue, limit, cursor } = checkListJobsParams(params, isJobId)
+    const checked = checkListJobsParams(params, isJobId)
+    if (checked.ids !== undefined) return { jobs: await this.jobsByIds(checked.ids), nextCursor: null }
+    const { state, queue, limit, cursor } = checked
     const [flats, resume] = (await this.run('list-jobs', undefined, [
       state ?? '',
       queue ?? '',
@@ -854,22 +825,36 @@ export class RedisStore implements Store {
 
   // ── worker control ─────────────────────────────────────────────────────────────────────────
 
-  async requestStop(params: RequestStopParams = {}): Promise<void> {
-    this.assertOpen('requestStop')
-    checkRequestStopParams(params)
-    const { now } = params
-    await this.run('request-stop', now, [])
-  }
-
-  async stopRequestedAt(): Promise<number | null> {
-    this.assertOpen('stopRequestedAt')
+  async control(params: ControlParams = {}): Promise<ControlRecord> {
+    this.assertOpen('control')
+    checkControlParams(params)
+    const { requestStop = false, now } = params
+    // request-stop.lua answers with the record as it now stands: no second read.
+    if (requestStop) return { stopRequestedAt: (await this.run('request-stop', now, [])) as number }
     try {
       const at = await this.redis.get(this.keys.stop)
       this.stopSeen = at
-      return at === null ? null : Number(at)
+      return { stopRequestedAt: at === null ? null : Number(at) }
     } catch (error) {
-      throw toStoreError(error, 'stopRequestedAt', this.keys)
+      throw toStoreError(error, 'control', this.keys)
     }
+  }
+
+  /** The jobs of these ids that exist, in the order asked: one HMGET each, pipelined. */
+  private async jobsByIds(ids: readonly string[]): Promise<Job[]> {
+    let replies: JobReply[]
+    try {
+      replies = await Promise.all(
+        ids.map(async (id) => [
+          id,
+          ...((await this.redis.call('HMGET', this.keys.job(id), ...JOB_FIELDS)) as JobReply),
+        ]),
+      )
+    } catch (error) {
+      throw toStoreError(error, 'listJobs', this.keys)
+    }
+    // Every job has a queue: none means no job.
+    return replies.flatMap((reply) => (reply[AT.q!] === null ? [] : [toJob(reply)]))
   }
 
   // ── internals ──────────────────────────────────────────────────────────────────────────────

@@ -9,13 +9,14 @@ import {
   StoreUnavailableError,
   ValidationError,
 } from '../../core/errors.js'
-import { type ClaimedJob, type Job, type JobError, type JobId, type JobState } from '../../core/job.js'
+import { type ClaimedJob, type Job, type JobError, type JobState } from '../../core/job.js'
 import type { Settlement } from '../../core/outcome.js'
 import { assertKnownKeys, assertQueueList, optionKeys } from '../../core/validate.js'
 import type {
   CancelParams,
   ClaimParams,
-  ClampLeasesParams,
+  ControlParams,
+  ControlRecord,
   EnqueueParams,
   ExpiredLease,
   FindExpiredLeasesParams,
@@ -29,17 +30,15 @@ import type {
   RecoverParams,
   RecoverResult,
   RenewParams,
-  RequestStopParams,
   RetryParams,
-  SettleAndClaimParams,
-  SettleAndClaimResult,
+  SettleBatchResult,
   SettleParams,
   SettleResult,
   StatsParams,
   Store,
   StoreCapabilities,
   WaitParams,
-  WakeReason,
+  WaitResult,
 } from '../store.js'
 import {
   assertInstant,
@@ -47,13 +46,15 @@ import {
   checkClaimParams,
   checkCancelParams,
   checkListJobsParams,
+  checkControlParams,
   checkNames,
   checkPurgeParams,
-  checkRequestStopParams,
   checkRetryParams,
   checkStatsParams,
+  deliveryRefused,
   messageOf,
   RECOVER_LIMIT_DEFAULT,
+  transactionRefused,
 } from '../params.js'
 import { WakeHub } from '../wake-hub.js'
 import { migrations, sql } from './generated/assets.js'
@@ -310,8 +311,9 @@ export class SqliteStore implements Store {
 
   // ── producer ───────────────────────────────────────────────────────────────────────────────
 
-  async enqueue({ jobs, now }: EnqueueParams): Promise<EnqueueResult[]> {
+  async enqueue({ jobs, tx, now }: EnqueueParams): Promise<EnqueueResult[]> {
     this.assertOpen('enqueue')
+    if (tx !== undefined) throw transactionRefused(this.kind)
     if (jobs.length === 0) return []
     const insert = this.statement('enqueue')
     const findUnique = this.statement('enqueue-find-unique').pluck()
@@ -359,21 +361,14 @@ export class SqliteStore implements Store {
     )
   }
 
-  async settle({ settlements, now }: SettleParams): Promise<SettleResult[]> {
+  async settle({ settlements, claim, now }: SettleParams): Promise<SettleBatchResult> {
     this.assertOpen('settle')
-    if (settlements.length === 0) return []
-    const { results, rescheduled } = this.write((lockedAt) => this.settleIn(settlements, now ?? lockedAt))
-    if (rescheduled) this.wakeAfterReschedule()
-    return results
-  }
-
-  async settleAndClaim({ settlements, claim, now }: SettleAndClaimParams): Promise<SettleAndClaimResult> {
-    this.assertOpen('settleAndClaim')
-    checkClaimParams(claim)
+    if (claim !== undefined) checkClaimParams(claim)
+    else if (settlements.length === 0) return { settled: [], claimed: [] }
     const { settled, rows, rescheduled } = this.write((lockedAt) => {
       const at = now ?? lockedAt
       const { results, rescheduled } = this.settleIn(settlements, at)
-      return { settled: results, rows: this.claimIn(claim, at), rescheduled }
+      return { settled: results, rows: claim === undefined ? [] : this.claimIn(claim, at), rescheduled }
     })
     if (rescheduled) this.wakeAfterReschedule()
     return { settled, claimed: rows.map(toClaimedJob) }
@@ -477,8 +472,9 @@ export class SqliteStore implements Store {
     return { results, rescheduled }
   }
 
-  async renew({ leases, leaseMs, now }: RenewParams): Promise<SettleResult[]> {
+  async renew({ leases, leaseMs, delivered, now }: RenewParams): Promise<SettleResult[]> {
     this.assertOpen('renew')
+    if (delivered === true) throw deliveryRefused(this.kind, 'delivered')
     assertPositiveInteger(leaseMs, 'leaseMs')
     if (leases.length === 0) return []
     const renew = this.statement('renew')
@@ -496,8 +492,9 @@ export class SqliteStore implements Store {
     })
   }
 
-  async waitForWork(params: WaitParams): Promise<WakeReason> {
+  async waitForWork(params: WaitParams): Promise<WaitResult> {
     this.assertOpen('waitForWork')
+    if (params.claim !== undefined) throw deliveryRefused(this.kind, 'claim')
     assertQueueList(params.queues)
     // Checked for the same errors as elsewhere; unused here, since this wait never looks at ready
     // jobs (it wakes on commits and on due times, and the claim then filters the names).
@@ -507,7 +504,7 @@ export class SqliteStore implements Store {
     this.hub.armDue(this.nextDueAt(), Date.now())
     // The file watch is running now: re-check what may have been committed before it started.
     this.fileWatch.check()
-    return woken
+    return { reason: await woken, jobs: [] }
   }
 
   // ── maintenance ────────────────────────────────────────────────────────────────────────────
@@ -516,13 +513,19 @@ export class SqliteStore implements Store {
     now,
     limit = RECOVER_LIMIT_DEFAULT,
     leases,
+    clampLeases = false,
   }: RecoverParams = {}): Promise<RecoverResult> {
     this.assertOpen('recoverExpired')
     assertPositiveInteger(limit, 'limit')
-    const result: RecoverResult = { retried: [], dead: [] }
+    const result: RecoverResult = { retried: [], dead: [], clamped: 0 }
     // Without leases given: those expired now, found by a read first, so the usual answer (none)
-    // takes no write lock.
+    // takes no write lock. Clamped leases were not expired, so they are not among them.
     const candidates = leases ?? this.read(() => this.expiredLeases(now ?? Date.now(), limit))
+    if (clampLeases) {
+      result.clamped = this.write(
+        (lockedAt) => this.statement('clamp-leases').run({ now: now ?? lockedAt }).changes,
+      )
+    }
     if (candidates.length === 0) return result
     const rows = this.write(
       (lockedAt) =>
@@ -561,11 +564,6 @@ export class SqliteStore implements Store {
     }))
   }
 
-  async clampLeases({ now }: ClampLeasesParams = {}): Promise<number> {
-    this.assertOpen('clampLeases')
-    return this.write((lockedAt) => this.statement('clamp-leases').run({ now: now ?? lockedAt }).changes)
-  }
-
   private expiredLeases(now: number, limit: number): ExpiredLease[] {
     const rows = this.statement('find-expired-leases').all({ now, limit }) as {
       id: number
@@ -583,16 +581,15 @@ export class SqliteStore implements Store {
 
   // ── admin ──────────────────────────────────────────────────────────────────────────────────
 
-  async getJob(id: JobId): Promise<Job | null> {
-    this.assertOpen('getJob')
-    if (!isJobId(id)) return null
-    const row = this.read(() => this.statement('get-job').get({ id }) as JobRow | undefined)
-    return row === undefined ? null : toJob(row)
-  }
-
   async listJobs(params: ListJobsParams = {}): Promise<JobPage> {
     this.assertOpen('listJobs')
-    const { state, queue, limit, cursor } = checkListJobsParams(params, isJobId)
+    const checked = checkListJobsParams(params, isJobId)
+    if (checked.ids !== undefined) {
+      const getJob = this.statement('get-job')
+      const rows = this.read(() => checked.ids.map((id) => getJob.get({ id }) as JobRow | undefined))
+      return { jobs: rows.flatMap((row) => (row === undefined ? [] : [toJob(row)])), nextCursor: null }
+    }
+    const { state, queue, limit, cursor } = checked
     const rows = this.read(
       () =>
         this.statement('list-jobs').all({
@@ -702,19 +699,17 @@ export class SqliteStore implements Store {
 
   // ── worker control ─────────────────────────────────────────────────────────────────────────
 
-  async requestStop(params: RequestStopParams = {}): Promise<void> {
-    this.assertOpen('requestStop')
-    checkRequestStopParams(params)
-    const { now } = params
-    this.write(() => this.statement('request-stop').run({ now: now ?? Date.now() }))
-    this.hub.broadcast('notified')
-    this.fileWatch.ring()
-  }
-
-  async stopRequestedAt(): Promise<number | null> {
-    this.assertOpen('stopRequestedAt')
+  async control(params: ControlParams = {}): Promise<ControlRecord> {
+    this.assertOpen('control')
+    checkControlParams(params)
+    const { requestStop = false, now } = params
+    if (requestStop) {
+      this.write(() => this.statement('request-stop').run({ now: now ?? Date.now() }))
+      this.hub.broadcast('notified')
+      this.fileWatch.ring()
+    }
     const at = this.read(() => this.statement('stop-requested-at').pluck().get() as number | undefined)
-    return at ?? null
+    return { stopRequestedAt: at ?? null }
   }
 
   // ── internals ──────────────────────────────────────────────────────────────────────────────
