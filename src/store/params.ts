@@ -171,11 +171,6 @@ export function assertInstant(value: unknown, field: string): void {
   }
 }
 
-/** Job ids are decimal digits: compare them as numbers, shorter first, without parsing. */
-export function compareIds(a: string, b: string): number {
-  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0)
-}
-
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
 }

@@ -1,11 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import {
-  FerryError,
   MigrationRequiredError,
   SchemaTooNewError,
   StoreClosedError,
-  StoreUnavailableError,
   ValidationError,
 } from '../../core/errors.js'
 import { type ClaimedJob, type Job, type JobError, type JobState, type NewJob } from '../../core/job.js'
@@ -41,7 +39,6 @@ import {
   type WaitResult,
 } from '../store.js'
 import {
-  assertInstant,
   assertPositiveInteger,
   checkClaimParams,
   checkCancelParams,
@@ -51,9 +48,15 @@ import {
   checkPurgeParams,
   checkRetryParams,
   checkStatsParams,
-  compareIds,
   RECOVER_LIMIT_DEFAULT,
 } from '../params.js'
+import { assertOpen } from '../kernel/assert-open.js'
+import { wrapDriverError } from '../kernel/driver-errors.js'
+import { compareIds, jobIdCheck } from '../kernel/job-ids.js'
+import { toClaimedJob } from '../kernel/jobs.js'
+import { purgeInChunks } from '../kernel/purge.js'
+import { checkSettlements, foldResults } from '../kernel/settlements.js'
+import { foldStats } from '../kernel/stats.js'
 import { osErrorOf, serverAddress } from '../connection-error.js'
 import { WakeHub } from '../wake-hub.js'
 import { migrations, sql } from './generated/assets.js'
@@ -160,7 +163,8 @@ const DEFAULT_PORT = 5432
 const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,47}$/
 const LATEST_VERSION = migrations.reduce((max, m) => Math.max(max, m.version), 0)
 const PURGE_CHUNK = 10_000
-const ID_PATTERN = /^[1-9]\d{0,17}$/
+/** bigint, kept to 18 digits so that every id that passes is one the column can hold. */
+const isJobId = jobIdCheck(18)
 /** The listening connection comes back after a drop with this backoff (doubling, with jitter). */
 const RECONNECT_MIN_MS = 100
 const RECONNECT_MAX_MS = 5_000
@@ -358,7 +362,7 @@ export class PostgresStore implements Store {
       return { fromVersion, toVersion: Math.max(fromVersion, LATEST_VERSION), applied }
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {})
-      throw wrapDriverError(error, this.server)
+      throw wrapDriverError(error, describeDriverError(this.server))
     } finally {
       client.release()
     }
@@ -485,13 +489,14 @@ export class PostgresStore implements Store {
       [queues, limit, leaseMs, workerId, now ?? null, names ?? null],
       'claim',
     )
-    return rows.map(toClaimedJob)
+    return rows.map(toClaimedRow)
   }
 
   async settle({ settlements, claim, now }: SettleParams): Promise<SettleBatchResult> {
     this.assertOpen('settle')
     if (claim === undefined) {
       if (settlements.length === 0) return { settled: [], claimed: [] }
+      checkSettlements(settlements)
       const [row] = await this.query<{ lost: number[]; locked: number[] }>(
         this.texts.settle,
         [...settlementArrays(settlements), now ?? null],
@@ -500,6 +505,7 @@ export class PostgresStore implements Store {
       return { settled: settleResults(settlements.length, row!), claimed: [] }
     }
     checkClaimParams(claim)
+    checkSettlements(settlements)
     const rows = await this.query<JobRow & { lost: number[]; locked: number[] }>(
       this.texts['settle-and-claim'],
       [
@@ -515,7 +521,7 @@ export class PostgresStore implements Store {
     )
     return {
       settled: settleResults(settlements.length, rows[0]!),
-      claimed: rows.filter((row) => row.id !== null).map(toClaimedJob),
+      claimed: rows.filter((row) => row.id !== null).map(toClaimedRow),
     }
   }
 
@@ -555,8 +561,7 @@ export class PostgresStore implements Store {
       ],
       'take-delivered',
     )
-    const taken = new Set(rows.map((row) => row.ord))
-    return leases.map((_, i) => (taken.has(i + 1) ? 'ok' : 'lease_lost'))
+    return foldResults(leases.length, 'lease_lost', [['ok', rows.map((row) => row.ord - 1)]])
   }
 
   /**
@@ -654,13 +659,13 @@ export class PostgresStore implements Store {
   /** The jobs of a delivery, in claim order: from its message, or read by id when they did not fit. */
   private async deliveredJobs(delivery: Delivery): Promise<ClaimedJob[]> {
     if (delivery.jobs !== undefined) {
-      return delivery.jobs.map((columns) => toClaimedJob(deliveredRow(columns)))
+      return delivery.jobs.map((columns) => toClaimedRow(deliveredRow(columns)))
     }
     const ids = (delivery.ids ?? []).filter(isJobId)
     if (ids.length === 0) return []
     // Unnamed: rare, and so planned for the table as it is (see findExpiredLeases).
     const rows = await this.query<JobRow>(this.texts['wait-for-jobs-delivered'], [ids])
-    return rows.map(toClaimedJob)
+    return rows.map(toClaimedRow)
   }
 
   /**
@@ -792,28 +797,14 @@ export class PostgresStore implements Store {
       state: JobState
       count: number
     }>(this.texts.stats, [now ?? null, Math.floor(recentWindowMs)])
-    const byQueue = new Map<string, QueueStats>()
-    for (const { kind, queue, state, count } of rows) {
-      let stats = byQueue.get(queue)
-      if (stats === undefined) {
-        stats = {
-          queue,
-          ready: 0,
-          scheduled: 0,
-          active: 0,
-          completed: 0,
-          dead: 0,
-          recentCompletedCount: 0,
-          recentDeadCount: 0,
-          recentWindowMs,
-        }
-        byQueue.set(queue, stats)
-      }
-      if (kind === 'count') stats[state] += count
-      else if (state === 'completed') stats.recentCompletedCount += count
-      else stats.recentDeadCount += count
-    }
-    return [...byQueue.values()].sort((a, b) => (a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : 0))
+    return foldStats(
+      rows.map(({ kind, queue, state, count }) => ({
+        queue,
+        of: kind === 'count' ? state : state === 'completed' ? 'recentCompleted' : 'recentDead',
+        count,
+      })),
+      recentWindowMs,
+    )
   }
 
   async retry(params: RetryParams): Promise<number> {
@@ -847,19 +838,16 @@ export class PostgresStore implements Store {
     const { state, olderThanMs = 0, queue, now } = params
     // One instant for every chunk, so a purge without `now` ends even while jobs keep finishing.
     const at = now ?? (await this.serverNow())
-    let total = 0
-    // Chunked, one statement each, so a large purge never holds its locks for long.
-    for (;;) {
+    return purgeInChunks(PURGE_CHUNK, async (limit) => {
       const [row] = await this.query<{ count: number }>(this.texts.purge, [
         state,
         Math.floor(olderThanMs),
         queue ?? null,
-        PURGE_CHUNK,
+        limit,
         at,
       ])
-      total += row!.count
-      if (row!.count < PURGE_CHUNK) return total
-    }
+      return { deleted: row!.count }
+    })
   }
 
   // ── worker control ─────────────────────────────────────────────────────────────────────────
@@ -936,7 +924,7 @@ export class PostgresStore implements Store {
     } catch (error) {
       client.removeAllListeners('notification')
       if (connected) await client.end().catch(() => {})
-      throw wrapDriverError(error, this.server)
+      throw wrapDriverError(error, describeDriverError(this.server))
     }
     this.listener = client
     this.lockKey = lockKey!
@@ -1091,7 +1079,7 @@ export class PostgresStore implements Store {
       return result.rows as R[]
     } catch (error) {
       if (this.closed) throw new StoreClosedError('query')
-      throw wrapDriverError(error, this.server)
+      throw wrapDriverError(error, describeDriverError(this.server))
     }
   }
 
@@ -1099,7 +1087,7 @@ export class PostgresStore implements Store {
     try {
       return await this.pool.connect()
     } catch (error) {
-      throw wrapDriverError(error, this.server)
+      throw wrapDriverError(error, describeDriverError(this.server))
     }
   }
 
@@ -1137,7 +1125,7 @@ export class PostgresStore implements Store {
   }
 
   private assertOpen(operation: string): void {
-    if (this.closed) throw new StoreClosedError(operation)
+    assertOpen(this.closed, operation)
   }
 }
 
@@ -1246,6 +1234,7 @@ function readyQueuesOf(jobs: readonly NewJob[], now: number | undefined): Set<st
   return queues
 }
 
+/** settle's array parameters, one element per settlement; they are checked (checkSettlements). */
 function settlementArrays(
   settlements: readonly Settlement[],
 ): [(string | null)[], string[], string[], (number | null)[], (string | null)[], (string | null)[]] {
@@ -1270,23 +1259,15 @@ function settlementArrays(
         results[i] = s.result === undefined ? null : JSON.stringify(s.result)
         break
       case 'retry':
-        assertInstant(s.runAt, `settlements[${i}].runAt`)
         runAts[i] = Math.floor(s.runAt)
         errors[i] = JSON.stringify(s.error)
         break
       case 'snoozed':
-        assertInstant(s.runAt, `settlements[${i}].runAt`)
         runAts[i] = Math.floor(s.runAt)
         break
       case 'dead':
         errors[i] = JSON.stringify(s.error)
         break
-      default:
-        throw new ValidationError(
-          'invalid_option',
-          `settlements[${i}].kind`,
-          `unknown kind ${JSON.stringify((s as { kind: unknown }).kind)}`,
-        )
     }
   }
   return [ids, tokens, kinds, runAts, errors, results]
@@ -1297,10 +1278,11 @@ function settleResults(
   count: number,
   { lost, locked }: { lost: readonly number[]; locked: readonly number[] },
 ): SettleResult[] {
-  const results = new Array<SettleResult>(count).fill('ok')
-  for (const position of lost) results[position - 1] = 'lease_lost'
-  for (const position of locked) results[position - 1] = 'locked'
-  return results
+  const index = (position: number): number => position - 1
+  return foldResults(count, 'ok', [
+    ['lease_lost', lost.map(index)],
+    ['locked', locked.map(index)],
+  ])
 }
 
 function toJob(row: JobRow): Job {
@@ -1356,50 +1338,38 @@ function deliveredRow(columns: readonly unknown[]): JobRow {
   return row as unknown as JobRow
 }
 
-function toClaimedJob(row: JobRow): ClaimedJob {
-  const job = toJob(row) as ClaimedJob
-  job.leaseToken = row.lease_token!
-  return job
+function toClaimedRow(row: JobRow): ClaimedJob {
+  return toClaimedJob(toJob(row), row.lease_token!)
 }
 
 function isQueryable(tx: unknown): tx is PostgresQueryable {
   return typeof tx === 'object' && tx !== null && typeof (tx as PostgresQueryable).query === 'function'
 }
 
-function isJobId(id: unknown): id is string {
-  return typeof id === 'string' && ID_PATTERN.test(id)
-}
-
 /**
- * A driver error as a StoreUnavailableError. A connection that failed or broke names the server
+ * What a driver error says, for the StoreUnavailableError it becomes. A connection that failed or broke names the server
  * (`server`, host:port) and the operating system's error: pg's own message for a refused
  * connection to `localhost` is empty, and for a port where something else accepts and hangs up
  * it is only "Connection terminated unexpectedly".
  */
-function wrapDriverError(error: unknown, server: string): unknown {
-  if (error instanceof FerryError) return error
-  if (!(error instanceof Error)) return error
-  const os = osErrorOf(error)
-  if (os !== null) {
-    return new StoreUnavailableError(
-      os.connecting
+function describeDriverError(server: string): (error: unknown) => string | null {
+  return (error) => {
+    if (!(error instanceof Error)) return null
+    const os = osErrorOf(error)
+    if (os !== null) {
+      return os.connecting
         ? `cannot connect to PostgreSQL at ${server}: ${os.text}`
-        : `PostgreSQL at ${server}: the connection failed: ${os.text}`,
-      { cause: error },
-    )
+        : `PostgreSQL at ${server}: the connection failed: ${os.text}`
+    }
+    if (error.message === 'Connection terminated unexpectedly') {
+      return (
+        `PostgreSQL at ${server} closed the connection (${error.message}): the server stopped or ` +
+        'restarted, or what listens there is not PostgreSQL'
+      )
+    }
+    const code = (error as { code?: unknown }).code
+    return `PostgreSQL: ${typeof code === 'string' ? `${code}: ` : ''}${error.message}`
   }
-  if (error.message === 'Connection terminated unexpectedly') {
-    return new StoreUnavailableError(
-      `PostgreSQL at ${server} closed the connection (${error.message}): the server stopped or ` +
-        'restarted, or what listens there is not PostgreSQL',
-      { cause: error },
-    )
-  }
-  const code = (error as { code?: unknown }).code
-  return new StoreUnavailableError(
-    `PostgreSQL: ${typeof code === 'string' ? `${code}: ` : ''}${error.message}`,
-    { cause: error },
-  )
 }
 
 /** host:port of a connection string, for messages: a `?host=` (a socket directory) wins, as in pg. */

@@ -22,11 +22,10 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis'
 import { createHash, randomBytes } from 'node:crypto'
 import {
-  FerryError,
+  type FerryError,
   isStoreLost,
   MigrationRequiredError,
   SchemaTooNewError,
-  StoreClosedError,
   StoreUnavailableError,
   ValidationError,
 } from '../../core/errors.js'
@@ -63,7 +62,6 @@ import type {
   WakeReason,
 } from '../store.js'
 import {
-  assertInstant,
   assertPositiveInteger,
   checkClaimParams,
   checkCancelParams,
@@ -73,11 +71,18 @@ import {
   checkPurgeParams,
   checkRetryParams,
   checkStatsParams,
-  compareIds,
   messageOf,
   RECOVER_LIMIT_DEFAULT,
   transactionRefused,
 } from '../params.js'
+import { assertOpen } from '../kernel/assert-open.js'
+import { wrapDriverError } from '../kernel/driver-errors.js'
+import { compareIds, jobIdCheck } from '../kernel/job-ids.js'
+import { toClaimedJob } from '../kernel/jobs.js'
+import { newLeaseTokenBase } from '../kernel/lease-tokens.js'
+import { purgeInChunks } from '../kernel/purge.js'
+import { checkSettlements, foldResults } from '../kernel/settlements.js'
+import { foldStats, type StatsCount } from '../kernel/stats.js'
 import { osErrorOf, serverAddress } from '../connection-error.js'
 import { WakeHub } from '../wake-hub.js'
 import { lua } from './generated/assets.js'
@@ -224,8 +229,19 @@ const ENQUEUE_CHUNK_BYTES = 4 * 2 ** 20
 const ENQUEUE_CALL_MAX_BYTES = 256 * 2 ** 20
 /** Jobs listJobs looks at per call before it returns a short page with a cursor. */
 const LIST_BUDGET = 10_000
+/** What each of the counts after a queue's name in lua/stats.lua's reply is of, in order. */
+const STATS_ROW = [
+  'ready',
+  'scheduled',
+  'active',
+  'completed',
+  'dead',
+  'recentCompleted',
+  'recentDead',
+] as const satisfies readonly StatsCount['of'][]
 const PURGE_CHUNK = 1000
-const ID_PATTERN = /^[1-9]\d{0,15}$/
+/** Ids are drawn by INCRBY and travel through Lua's doubles: at most 16 digits stay exact. */
+const isJobId = jobIdCheck(16)
 const DEFAULT_URL = 'redis://127.0.0.1:6379'
 const DEFAULT_PORT = 6379
 
@@ -240,8 +256,11 @@ function emitWarningOnce(message: string): void {
 
 /** Script return codes and Redis errors become Ferry errors here, and only here. */
 function toStoreError(error: unknown, operation: string, keys: RedisKeys): unknown {
-  if (error instanceof FerryError) return error
-  const message = error instanceof Error ? error.message : String(error)
+  return wrapDriverError(error, (error) => describeError(error, operation, keys))
+}
+
+function describeError(error: unknown, operation: string, keys: RedisKeys): string | FerryError {
+  const message = messageOf(error)
   const coded = /FERRY (\w+) ?(.*)/.exec(message)
   if (coded?.[1] === 'schema_too_new') {
     return new SchemaTooNewError(
@@ -259,7 +278,7 @@ function toStoreError(error: unknown, operation: string, keys: RedisKeys): unkno
       { cause: error, retryable: false },
     )
   }
-  return new StoreUnavailableError(`Redis (${operation}): ${message}`, { cause: error })
+  return `Redis (${operation}): ${message}`
 }
 
 /**
@@ -506,7 +525,7 @@ export class RedisStore implements Store {
     checkClaimParams(params)
     const reply = (await this.run('claim', params.now, claimArgs(params))) as [number, ...JobReply[]]
     this.noteServerTime(reply[0], params.now)
-    return reply.slice(1).map((job) => toClaimedJob(job as JobReply))
+    return reply.slice(1).map((job) => toClaimedReply(job as JobReply))
   }
 
   async settle({ settlements, claim, now }: SettleParams): Promise<SettleBatchResult> {
@@ -527,7 +546,7 @@ export class RedisStore implements Store {
     ]
     return {
       settled: mergeSettled(sent, reply[1], settlements.length),
-      claimed: reply.slice(2).map((job) => toClaimedJob(job as JobReply)),
+      claimed: reply.slice(2).map((job) => toClaimedReply(job as JobReply)),
     }
   }
 
@@ -642,7 +661,7 @@ export class RedisStore implements Store {
               l: claim.limit,
               m: claim.leaseMs,
               w: claim.workerId,
-              t: randomBytes(12).toString('hex'),
+              t: newLeaseTokenBase(),
               q: queues,
               n: names,
             })
@@ -764,25 +783,16 @@ export class RedisStore implements Store {
     checkStatsParams(params)
     const { now, recentWindowMs = 60_000 } = params
     const rows = (await this.run('stats', now, [recentWindowMs])) as (string | number)[]
-    const stats: QueueStats[] = []
-    for (let i = 0; i < rows.length; i += 8) {
-      const [ready, scheduled, active, completed, dead, recentCompleted, recentDead] = rows
-        .slice(i + 1, i + 8)
-        .map(Number) as [number, number, number, number, number, number, number]
-      if (ready + scheduled + active + completed + dead === 0) continue
-      stats.push({
-        queue: String(rows[i]),
-        ready,
-        scheduled,
-        active,
-        completed,
-        dead,
-        recentCompletedCount: recentCompleted,
-        recentDeadCount: recentDead,
-        recentWindowMs,
-      })
+    const counts: StatsCount[] = []
+    // Per queue: its name, then a count of each of STATS_ROW in that order (lua/stats.lua).
+    for (let i = 0; i < rows.length; i += STATS_ROW.length + 1) {
+      const values = rows.slice(i + 1, i + 1 + STATS_ROW.length).map(Number)
+      // The script lists every queue it knows; one that holds no job is left out, as elsewhere.
+      if (values.slice(0, 5).every((count) => count === 0)) continue
+      const queue = String(rows[i])
+      STATS_ROW.forEach((of, k) => counts.push({ queue, of, count: values[k]! }))
     }
-    return stats.sort((a, b) => (a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : 0))
+    return foldStats(counts, recentWindowMs)
   }
 
   async retry(params: RetryParams): Promise<number> {
@@ -810,17 +820,15 @@ export class RedisStore implements Store {
     const { state, olderThanMs = 0, queue, now } = params
     // One clock for every chunk: the first chunk's server time when no `now` is given.
     const finishedBefore = (now ?? (await this.serverTime())) - olderThanMs
-    let total = 0
-    for (;;) {
+    return purgeInChunks(PURGE_CHUNK, async (limit) => {
       const [deleted, looked] = (await this.run('purge', now, [
         state,
         finishedBefore,
         queue ?? '',
-        PURGE_CHUNK,
+        limit,
       ])) as [number, number]
-      total += deleted
-      if (looked < PURGE_CHUNK) return total
-    }
+      return { deleted, looked }
+    })
   }
 
   // ── worker control ─────────────────────────────────────────────────────────────────────────
@@ -946,7 +954,7 @@ export class RedisStore implements Store {
       : // Lua's nil travels as false in JSON.
         Promise.resolve(
           (JSON.parse(body) as (string | number | false)[][]).map((reply) =>
-            toClaimedJob(reply.map((value) => (value === false ? null : value))),
+            toClaimedReply(reply.map((value) => (value === false ? null : value))),
           ),
         )
     const waiterId = message.slice(0, space)
@@ -975,7 +983,7 @@ export class RedisStore implements Store {
     const jobs: ClaimedJob[] = []
     replies.forEach(([error, fields], i) => {
       const reply = [ids[i]!, ...(fields as JobReply)]
-      if (error === null && reply[AT.s!] === 'active') jobs.push(toClaimedJob(reply))
+      if (error === null && reply[AT.s!] === 'active') jobs.push(toClaimedReply(reply))
     })
     return jobs
   }
@@ -1110,7 +1118,7 @@ export class RedisStore implements Store {
   }
 
   private assertOpen(operation: string): void {
-    if (this.closed) throw new StoreClosedError(operation)
+    assertOpen(this.closed, operation)
   }
 }
 
@@ -1197,7 +1205,7 @@ function claimArgs({ queues, names = [], limit, leaseMs, workerId }: ClaimParams
     String(limit),
     String(leaseMs),
     workerId,
-    randomBytes(9).toString('base64url'),
+    newLeaseTokenBase(),
     String(queues.length),
     ...queues,
     String(names.length),
@@ -1207,6 +1215,7 @@ function claimArgs({ queues, names = [], limit, leaseMs, workerId }: ClaimParams
 
 /** The settle script's arguments; `sent` maps its results back to the input (a malformed id is lost). */
 function settleArgs(settlements: readonly Settlement[]): { args: string[]; sent: number[] } {
+  checkSettlements(settlements)
   const args: string[] = ['0']
   const sent: number[] = []
   settlements.forEach((s, i) => {
@@ -1217,7 +1226,6 @@ function settleArgs(settlements: readonly Settlement[]): { args: string[]; sent:
         break
       case 'retry':
       case 'snoozed':
-        assertInstant(s.runAt, `settlements[${i}].runAt`)
         args.push(
           s.kind,
           s.id,
@@ -1229,12 +1237,6 @@ function settleArgs(settlements: readonly Settlement[]): { args: string[]; sent:
       case 'dead':
         args.push('dead', s.id, s.leaseToken, '', JSON.stringify(s.error))
         break
-      default:
-        throw new ValidationError(
-          'invalid_option',
-          `settlements[${i}].kind`,
-          `unknown kind ${JSON.stringify((s as { kind: unknown }).kind)}`,
-        )
     }
     sent.push(i)
   })
@@ -1242,12 +1244,9 @@ function settleArgs(settlements: readonly Settlement[]): { args: string[]; sent:
   return { args, sent }
 }
 
+/** Per-item results: 'ok' for the items sent (at `sent`) that the script answered 1 for. */
 function mergeSettled(sent: readonly number[], reply: readonly number[], count: number): SettleResult[] {
-  const results: SettleResult[] = new Array(count).fill('lease_lost')
-  sent.forEach((index, n) => {
-    if (reply[n] === 1) results[index] = 'ok'
-  })
-  return results
+  return foldResults(count, 'lease_lost', [['ok', sent.filter((_, n) => reply[n] === 1)]])
 }
 
 /**
@@ -1299,14 +1298,8 @@ function toJob(reply: JobReply): Job {
   }
 }
 
-function toClaimedJob(reply: JobReply): ClaimedJob {
-  const job = toJob(reply) as ClaimedJob
-  job.leaseToken = String(reply[AT.lt!])
-  return job
-}
-
-function isJobId(id: unknown): id is string {
-  return typeof id === 'string' && ID_PATTERN.test(id)
+function toClaimedReply(reply: JobReply): ClaimedJob {
+  return toClaimedJob(toJob(reply), String(reply[AT.lt!]))
 }
 
 /** An integer as Redis and Lua read it back exactly (no exponent). */

@@ -2,10 +2,8 @@ import Database from 'better-sqlite3'
 import { chmodSync, closeSync, existsSync, openSync, statSync, type Stats } from 'node:fs'
 import { resolve } from 'node:path'
 import {
-  FerryError,
   MigrationRequiredError,
   SchemaTooNewError,
-  StoreClosedError,
   StoreUnavailableError,
   ValidationError,
 } from '../../core/errors.js'
@@ -41,7 +39,6 @@ import type {
   WaitResult,
 } from '../store.js'
 import {
-  assertInstant,
   assertPositiveInteger,
   checkClaimParams,
   checkCancelParams,
@@ -57,6 +54,14 @@ import {
   transactionRefused,
 } from '../params.js'
 import { WakeHub } from '../wake-hub.js'
+import { assertOpen } from '../kernel/assert-open.js'
+import { wrapDriverError } from '../kernel/driver-errors.js'
+import { jobIdCheck } from '../kernel/job-ids.js'
+import { toClaimedJob } from '../kernel/jobs.js'
+import { newLeaseTokenBase } from '../kernel/lease-tokens.js'
+import { purgeInChunks } from '../kernel/purge.js'
+import { checkSettlements } from '../kernel/settlements.js'
+import { foldStats } from '../kernel/stats.js'
 import { migrations, sql } from './generated/assets.js'
 import { SqliteFileWatch } from './sqlite-file-watch.js'
 
@@ -132,7 +137,8 @@ const LATEST_VERSION = migrations.reduce((max, m) => Math.max(max, m.version), 0
 const PURGE_CHUNK = 10_000
 /** Write transactions between two checks of the WAL's size. */
 const WAL_CHECK_EVERY = 256
-const ID_PATTERN = /^[1-9]\d{0,18}$/
+/** INTEGER PRIMARY KEY: a signed 64-bit rowid, 19 digits. */
+const isJobId = jobIdCheck(19)
 // Run with exec, never kept as prepared statements: SQLite applies this pragma when a statement
 // is prepared, so a prepared 'synchronous = FULL' switched a 'normal' store to FULL at open.
 const SYNC_NORMAL = 'PRAGMA synchronous = NORMAL'
@@ -357,7 +363,7 @@ export class SqliteStore implements Store {
     this.assertOpen('claim')
     checkClaimParams(params)
     return this.write((lockedAt) => this.claimIn(params, params.now ?? lockedAt), { sync: false }).map(
-      toClaimedJob,
+      toClaimedRow,
     )
   }
 
@@ -365,13 +371,14 @@ export class SqliteStore implements Store {
     this.assertOpen('settle')
     if (claim !== undefined) checkClaimParams(claim)
     else if (settlements.length === 0) return { settled: [], claimed: [] }
+    checkSettlements(settlements)
     const { settled, rows, rescheduled } = this.write((lockedAt) => {
       const at = now ?? lockedAt
       const { results, rescheduled } = this.settleIn(settlements, at)
       return { settled: results, rows: claim === undefined ? [] : this.claimIn(claim, at), rescheduled }
     })
     if (rescheduled) this.wakeAfterReschedule()
-    return { settled, claimed: rows.map(toClaimedJob) }
+    return { settled, claimed: rows.map(toClaimedRow) }
   }
 
   /** The claim, inside a write transaction. */
@@ -391,6 +398,7 @@ export class SqliteStore implements Store {
     if (ids.length === 0) return []
     const leased = this.statement('claim').all({
       ids: JSON.stringify(ids),
+      token_base: newLeaseTokenBase(),
       lease_expires_at: at + leaseMs,
       worker_id: workerId,
       now: at,
@@ -427,7 +435,7 @@ export class SqliteStore implements Store {
     const retry = this.statement('settle-retry')
     const dead = this.statement('settle-dead')
     let rescheduled = false
-    const results = settlements.map((s, i): SettleResult => {
+    const results = settlements.map((s): SettleResult => {
       let changes: number
       switch (s.kind) {
         case 'completed':
@@ -440,7 +448,6 @@ export class SqliteStore implements Store {
           break
         case 'retry':
         case 'snoozed':
-          assertInstant(s.runAt, `settlements[${i}].runAt`)
           changes = retry.run({
             id: s.id,
             lease_token: s.leaseToken,
@@ -460,12 +467,6 @@ export class SqliteStore implements Store {
             now: at,
           }).changes
           break
-        default:
-          throw new ValidationError(
-            'invalid_option',
-            `settlements[${i}].kind`,
-            `unknown kind ${JSON.stringify((s as { kind: unknown }).kind)}`,
-          )
       }
       return changes === 1 ? 'ok' : 'lease_lost'
     })
@@ -614,31 +615,17 @@ export class SqliteStore implements Store {
       this.statement('stats').all({ now: at }) as CountRow[],
       this.statement('stats-recent').all({ since: at - recentWindowMs }) as CountRow[],
     ])
-    const byQueue = new Map<string, QueueStats>()
-    const statsOf = (queue: string): QueueStats => {
-      let stats = byQueue.get(queue)
-      if (stats === undefined) {
-        stats = {
+    return foldStats(
+      [
+        ...rows.map(({ queue, state, count }) => ({ queue, of: state, count })),
+        ...recent.map(({ queue, state, count }) => ({
           queue,
-          ready: 0,
-          scheduled: 0,
-          active: 0,
-          completed: 0,
-          dead: 0,
-          recentCompletedCount: 0,
-          recentDeadCount: 0,
-          recentWindowMs,
-        }
-        byQueue.set(queue, stats)
-      }
-      return stats
-    }
-    for (const { queue, state, count } of rows) statsOf(queue)[state] += count
-    for (const { queue, state, count } of recent) {
-      if (state === 'completed') statsOf(queue).recentCompletedCount += count
-      else statsOf(queue).recentDeadCount += count
-    }
-    return [...byQueue.values()].sort((a, b) => (a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : 0))
+          of: state === 'completed' ? ('recentCompleted' as const) : ('recentDead' as const),
+          count,
+        })),
+      ],
+      recentWindowMs,
+    )
   }
 
   async retry(params: RetryParams): Promise<number> {
@@ -686,15 +673,11 @@ export class SqliteStore implements Store {
     const { state, olderThanMs = 0, queue, now } = params
     const finishedBefore = (now ?? Date.now()) - olderThanMs
     const purge = this.statement('purge')
-    let total = 0
-    // Chunked, one transaction each, so a large purge never holds the write lock for long.
-    for (;;) {
-      const { changes } = this.write(() =>
-        purge.run({ state, finished_before: finishedBefore, queue: queue ?? null, limit: PURGE_CHUNK }),
-      )
-      total += changes
-      if (changes < PURGE_CHUNK) return total
-    }
+    return purgeInChunks(PURGE_CHUNK, (limit) => ({
+      deleted: this.write(
+        () => purge.run({ state, finished_before: finishedBefore, queue: queue ?? null, limit }).changes,
+      ),
+    }))
   }
 
   // ── worker control ─────────────────────────────────────────────────────────────────────────
@@ -744,14 +727,14 @@ export class SqliteStore implements Store {
       this.begin.run()
     } catch (error) {
       if (relaxed) this.db.exec(SYNC_FULL)
-      throw wrapDriverError(error, this.path)
+      throw wrapDriverError(error, describeDriverError(this.path))
     }
     try {
       result = fn(Date.now())
       this.commit.run()
     } catch (error) {
       if (this.db.inTransaction) this.rollback.run()
-      throw wrapDriverError(error, this.path)
+      throw wrapDriverError(error, describeDriverError(this.path))
     } finally {
       if (relaxed) this.db.exec(SYNC_FULL)
     }
@@ -770,7 +753,7 @@ export class SqliteStore implements Store {
     try {
       return fn()
     } catch (error) {
-      throw wrapDriverError(error, this.path)
+      throw wrapDriverError(error, describeDriverError(this.path))
     }
   }
 
@@ -823,7 +806,7 @@ export class SqliteStore implements Store {
   }
 
   private assertOpen(operation: string): void {
-    if (this.closed) throw new StoreClosedError(operation)
+    assertOpen(this.closed, operation)
     if (this.lost !== null) throw this.lost
   }
 
@@ -924,20 +907,12 @@ function toJob(row: JobRow): Job {
   }
 }
 
-function toClaimedJob(row: JobRow): ClaimedJob {
-  const job = toJob(row) as ClaimedJob
-  job.leaseToken = row.lease_token!
-  return job
+function toClaimedRow(row: JobRow): ClaimedJob {
+  return toClaimedJob(toJob(row), row.lease_token!)
 }
 
-function isJobId(id: unknown): id is string {
-  return typeof id === 'string' && ID_PATTERN.test(id)
-}
-
-function wrapDriverError(error: unknown, path: string): unknown {
-  if (error instanceof FerryError) return error
-  if (error instanceof Database.SqliteError) {
-    return new StoreUnavailableError(`SQLite ${path}: ${error.code}: ${error.message}`, { cause: error })
-  }
-  return error
+/** better-sqlite3's own errors; any other passes through. */
+function describeDriverError(path: string): (error: unknown) => string | null {
+  return (error) =>
+    error instanceof Database.SqliteError ? `SQLite ${path}: ${error.code}: ${error.message}` : null
 }
