@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
 import { parseByteSize, parseDuration } from '../../core/duration.js'
 import { isStoreLost, ValidationError } from '../../core/errors.js'
-import type { PoolExecutorOptions } from '../../worker/executors/child-pool.js'
+import type { PoolExecutorOptions } from '../../worker/executors/pool/pool-options.js'
 import {
   createExecutor,
   EXECUTION_STRATEGIES,
