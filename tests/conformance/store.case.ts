@@ -11,6 +11,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 
 import { FerryError, ValidationError } from '../../src/core/errors.js'
+import { emptyStats } from '../../src/store/kernel/stats.js'
 import type { ClaimedJob, Job, JobError, JobId, NewJob } from '../../src/core/job.js'
 import type { Settlement } from '../../src/core/outcome.js'
 import {
@@ -2230,18 +2231,7 @@ function one<T>(items: readonly T[]): T {
 }
 
 function stat(queue: string, counts: Partial<Omit<QueueStats, 'queue'>>): QueueStats {
-  return {
-    queue,
-    ready: 0,
-    scheduled: 0,
-    active: 0,
-    completed: 0,
-    dead: 0,
-    recentCompletedCount: 0,
-    recentDeadCount: 0,
-    recentWindowMs: 60_000,
-    ...counts,
-  }
+  return { ...emptyStats(queue, 60_000), ...counts }
 }
 
 /** Every page of a listing, as lists of ids; fails if the cursor never ends. */

@@ -17,17 +17,7 @@ export function foldStats(counts: Iterable<StatsCount>, recentWindowMs: number):
   for (const { queue, of, count } of counts) {
     let stats = byQueue.get(queue)
     if (stats === undefined) {
-      stats = {
-        queue,
-        ready: 0,
-        scheduled: 0,
-        active: 0,
-        completed: 0,
-        dead: 0,
-        recentCompletedCount: 0,
-        recentDeadCount: 0,
-        recentWindowMs,
-      }
+      stats = emptyStats(queue, recentWindowMs)
       byQueue.set(queue, stats)
     }
     if (of === 'recentCompleted') stats.recentCompletedCount += count
@@ -35,4 +25,19 @@ export function foldStats(counts: Iterable<StatsCount>, recentWindowMs: number):
     else stats[of] += count
   }
   return [...byQueue.values()].sort((a, b) => (a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : 0))
+}
+
+/** A queue's stats before any count is added. */
+export function emptyStats(queue: string, recentWindowMs: number): QueueStats {
+  return {
+    queue,
+    ready: 0,
+    scheduled: 0,
+    active: 0,
+    completed: 0,
+    dead: 0,
+    recentCompletedCount: 0,
+    recentDeadCount: 0,
+    recentWindowMs,
+  }
 }

@@ -1,11 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
-import {
-  MigrationRequiredError,
-  SchemaTooNewError,
-  StoreClosedError,
-  ValidationError,
-} from '../../core/errors.js'
+import { StoreClosedError, ValidationError } from '../../core/errors.js'
 import { type ClaimedJob, type Job, type JobError, type JobState, type NewJob } from '../../core/job.js'
 import { giveBack, type Settlement } from '../../core/outcome.js'
 import { assertKnownKeys, assertQueueList, optionKeys } from '../../core/validate.js'
@@ -59,7 +54,8 @@ import { checkSettlements, foldResults } from '../kernel/settlements.js'
 import { foldStats } from '../kernel/stats.js'
 import { osErrorOf, serverAddress } from '../connection-error.js'
 import { WakeHub } from '../wake-hub.js'
-import { migrations, sql } from './generated/assets.js'
+import { sql } from './generated/assets.js'
+import { PostgresSchema, quoteIdent } from './postgres-migrations.js'
 
 // The client: pg 8.23.1, chosen over postgres 3.4.9 by measurement on this 2-core machine
 // (PostgreSQL 15 on localhost, medians of two runs of a script timing each client):
@@ -69,7 +65,7 @@ import { migrations, sql } from './generated/assets.js'
 //     310-345 ms (the server's work: the same with a JSON parameter, json_to_recordset)
 //   NOTIFY from a pooled connection to a LISTEN callback, p50 of 300: pg 0.15-0.23 ms, postgres 0.14-0.16 ms
 // postgres is ~0.05 ms faster per bare round trip; everything else is the server's and equal. The
-// hot path batches (a settleAndClaim carries many jobs), so 0.05 ms per round trip is far below the
+// hot path batches (a settle with a claim carries many jobs), so 0.05 ms per round trip is far below the
 // targets' margins, while pg is the client most applications already hold a transaction of (the
 // `tx` of a transactional enqueue), gives the listening connection's life cycle to us explicitly,
 // and is the one DESIGN.md names. Hot statements are named (prepared once per connection): that
@@ -161,7 +157,6 @@ const DEFAULT_PORT = 5432
 /** Lower case only, so the name never needs case-sensitive quoting; short enough that the
  * notification channel `ferry:<schema>` stays within PostgreSQL's 63-byte identifiers. */
 const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,47}$/
-const LATEST_VERSION = migrations.reduce((max, m) => Math.max(max, m.version), 0)
 const PURGE_CHUNK = 10_000
 /** bigint, kept to 18 digits so that every id that passes is one the column can hold. */
 const isJobId = jobIdCheck(18)
@@ -169,7 +164,7 @@ const isJobId = jobIdCheck(18)
 const RECONNECT_MIN_MS = 100
 const RECONNECT_MAX_MS = 5_000
 /**
- * A delivery, as an enqueue sends it on the store's channel (migrations/0003_delivery.sql): the
+ * A delivery, as an enqueue sends it on the store's channel (functions/deliver.sql): the
  * waiter's id and its leased rows (as arrays of the jobs columns, bigints as text), or only their
  * ids when the rows would not fit in a notification.
  */
@@ -179,7 +174,7 @@ interface Delivery {
   ids?: string[]
 }
 
-/** A waitForJobs waiter, as registered for delivery (sql/wait-for-work.sql). */
+/** A waiter for delivery (waitForWork with a claim), as registered (sql/wait-for-work.sql). */
 type Registration = WaitClaim & {
   id: string
   queues: readonly string[]
@@ -195,11 +190,11 @@ interface DeliveryWaiter {
 /**
  * The PostgreSQL store: jobs in one table of its own schema, shared by workers on many hosts.
  * Every hot-path call is one round trip: enqueue (a whole batch), claim (any number of queues,
- * FOR UPDATE SKIP LOCKED), settle (a whole batch) and settleAndClaim are single statements or
- * functions of the schema (migrations/0001_init.sql). Waiting workers are woken by LISTEN/NOTIFY
+ * FOR UPDATE SKIP LOCKED), settle (a whole batch) and settle with a claim are single statements or
+ * functions of the schema (functions/). Waiting workers are woken by LISTEN/NOTIFY
  * on a connection of their own, which comes back by itself after a drop or a server restart; an
  * enqueue hands an idle worker its jobs directly, claimed in the enqueue's own transaction
- * (waitForJobs, migrations/0003_delivery.sql).
+ * (waitForWork with a claim, functions/deliver.sql).
  *
  * Without an explicit `now`, times are the server's clock (now_ms()), so hosts whose clocks differ
  * still agree on what is due and which leases ran out.
@@ -217,13 +212,15 @@ export class PostgresStore implements Store {
     // 16 MiB; one call of 1,100 MiB failed ("invalid message length": the server's 1 GiB limit on
     // a message), so an enqueueMany may carry at most 512 MiB.
     enqueueBatch: { maxItems: Infinity, maxBytes: 16 * 2 ** 20, maxCallBytes: 512 * 2 ** 20, maxInFlight: 1 },
-    // An idle worker is handed its jobs by the enqueue (migrations/0003_delivery.sql). Enqueue →
+    // An idle worker is handed its jobs by the enqueue (functions/deliver.sql). Enqueue →
     // handler start in another process, bench postgres-wake, medians of 3 runs, three pairs of
     // runs interleaved with the commit before on the shared 2-core machine (load 0.3-1.9): p50
     // 3.53, 3.08, 4.61 ms before, 2.55, 2.64, 3.25 ms with delivery.
     delivery: true,
   }
   readonly schema: string
+  /** Its migrations and functions: migrate() and the check of open({ migrate: false }). */
+  private readonly schemaFiles: PostgresSchema
 
   /** host:port, for the messages of connection errors. */
   private readonly server: string
@@ -231,7 +228,7 @@ export class PostgresStore implements Store {
   private readonly config: pg.ClientConfig
   private readonly texts: Record<SqlName, string>
   private readonly channel: string
-  /** This store's own channel, on which enqueues hand jobs to its waiters (waitForJobs). */
+  /** This store's own channel, on which enqueues hand jobs to its waiters (waitForWork with a claim). */
   private readonly deliveryChannel: string
   /** Makes this store's waiter ids unique among every store of the schema. */
   private readonly waiterTag = randomBytes(8).toString('hex')
@@ -303,11 +300,12 @@ export class PostgresStore implements Store {
       throw new ValidationError('invalid_option', 'poolSize', 'must be an integer from 1 to 1000')
     }
     this.schema = schema
+    this.schemaFiles = new PostgresSchema(schema)
     this.channel = `ferry:${schema}`
     // At most 6 + 48 + 9 = 63 bytes: PostgreSQL's identifier limit.
     this.deliveryChannel = `ferry:${schema}:${randomBytes(4).toString('hex')}`
     this.texts = Object.fromEntries(
-      Object.entries(sql).map(([name, text]) => [name, interpolateSchema(text, schema)]),
+      Object.entries(sql).map(([name, text]) => [name, this.schemaFiles.interpolate(text)]),
     ) as Record<SqlName, string>
     this.server = serverOf(connectionString)
     this.config = { connectionString, keepAlive: true, keepAliveInitialDelayMillis: 10_000 }
@@ -331,41 +329,7 @@ export class PostgresStore implements Store {
 
   async migrate(): Promise<MigrateResult> {
     this.assertOpen('migrate')
-    const current = await this.schemaVersion()
-    if (current > LATEST_VERSION) throw this.tooNew(current)
-    if (current === LATEST_VERSION) return { fromVersion: current, toVersion: current, applied: [] }
-    const client = await this.connect()
-    try {
-      await client.query('BEGIN')
-      // Concurrent starts queue here; the later ones then find the schema current and apply nothing.
-      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`ferry:migrate:${this.schema}`])
-      await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(this.schema)}`)
-      await client.query(
-        `CREATE TABLE IF NOT EXISTS ${quoteIdent(this.schema)}.migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
-      )
-      const { rows } = await client.query<{ version: number }>(
-        `SELECT coalesce(max(version), 0) AS version FROM ${quoteIdent(this.schema)}.migrations`,
-      )
-      const fromVersion = rows[0]!.version
-      if (fromVersion > LATEST_VERSION) throw this.tooNew(fromVersion)
-      const applied: string[] = []
-      for (const migration of migrations) {
-        if (migration.version <= fromVersion) continue
-        await client.query(interpolateSchema(migration.sql, this.schema))
-        await client.query(
-          `INSERT INTO ${quoteIdent(this.schema)}.migrations (version, name) VALUES ($1, $2)`,
-          [migration.version, migration.name],
-        )
-        applied.push(migration.name)
-      }
-      await client.query('COMMIT')
-      return { fromVersion, toVersion: Math.max(fromVersion, LATEST_VERSION), applied }
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {})
-      throw wrapDriverError(error, describeDriverError(this.server))
-    } finally {
-      client.release()
-    }
+    return await this.withClient((client) => this.schemaFiles.migrate(client))
   }
 
   async close(): Promise<void> {
@@ -566,7 +530,7 @@ export class PostgresStore implements Store {
 
   /**
    * With `claim`, the waiter is registered (sql/wait-for-work.sql) so that an enqueue may claim
-   * jobs for it and send them on this store's delivery channel (migrations/0003_delivery.sql). A
+   * jobs for it and send them on this store's delivery channel (functions/deliver.sql). A
    * delivery that arrives before the wait has ended otherwise ends it; one that arrives after goes
    * to the same worker's next wait or back in line (onDelivery).
    */
@@ -672,7 +636,7 @@ export class PostgresStore implements Store {
    * Puts back in line the jobs of a delivery whose waiter had stopped waiting, as a snooze to
    * their own run time: ready again in their place, the attempt not counted (settle.sql). The
    * settle's NOTIFY wakes the waiters of their queues, this process's too, and its commit takes
-   * their registrations out (wake() in migrations/0003_delivery.sql). Not woken here first: a
+   * their registrations out (functions/wake.sql). Not woken here first: a
    * waiter woken before its registration is gone may be handed jobs it must give back in turn.
    */
   private giveBackDelivery(delivery: Delivery): void {
@@ -730,7 +694,7 @@ export class PostgresStore implements Store {
     this.assertOpen('findExpiredLeases')
     assertPositiveInteger(limit, 'limit')
     // Unnamed, so planned for the table as it is at each call (a sweep is rare): a named statement
-    // keeps the plan it made when the table was small (migrations/0007_plans_for_a_growing_table.sql).
+    // keeps the plan it made when the table was small (functions/README.md).
     const rows = await this.query<{
       now: string
       next_expires_at: string | null
@@ -1096,32 +1060,19 @@ export class PostgresStore implements Store {
     return Number(row!.now)
   }
 
-  private async schemaVersion(): Promise<number> {
-    const [row] = await this.query<{ exists: boolean }>('SELECT to_regclass($1) IS NOT NULL AS exists', [
-      `${quoteIdent(this.schema)}.migrations`,
-    ])
-    if (!row!.exists) return 0
-    const [version] = await this.query<{ version: number }>(
-      `SELECT coalesce(max(version), 0) AS version FROM ${quoteIdent(this.schema)}.migrations`,
-      [],
-    )
-    return version!.version
-  }
-
   private async assertSchemaCurrent(): Promise<void> {
-    const version = await this.schemaVersion()
-    if (version > LATEST_VERSION) throw this.tooNew(version)
-    if (version < LATEST_VERSION) {
-      throw new MigrationRequiredError(
-        `schema ${this.schema} has version ${version}; this Ferry needs ${LATEST_VERSION}: run ferry migrate`,
-      )
-    }
+    await this.withClient((client) => this.schemaFiles.assertCurrent(client))
   }
 
-  private tooNew(version: number): SchemaTooNewError {
-    return new SchemaTooNewError(
-      `schema ${this.schema} has version ${version}, newer than this Ferry's ${LATEST_VERSION}: upgrade Ferry`,
-    )
+  private async withClient<R>(use: (client: pg.PoolClient) => Promise<R>): Promise<R> {
+    const client = await this.connect()
+    try {
+      return await use(client)
+    } catch (error) {
+      throw wrapDriverError(error, describeDriverError(this.server))
+    } finally {
+      client.release()
+    }
   }
 
   private assertOpen(operation: string): void {
@@ -1214,14 +1165,6 @@ function binaryTextArray(items: readonly (string | null)[]): Buffer {
 }
 
 /** Substitutes the schema into psql-style placeholders: :"schema" (identifier), :'schema' (literal). */
-function interpolateSchema(text: string, schema: string): string {
-  return text.replaceAll(':"schema"', quoteIdent(schema)).replaceAll(":'schema'", `'${schema}'`)
-}
-
-function quoteIdent(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`
-}
-
 function redact(url: string): string {
   return url.replace(/\/\/([^:/@]*):[^@]*@/, '//$1:***@')
 }
@@ -1308,7 +1251,7 @@ function toJob(row: JobRow): Job {
   }
 }
 
-/** The columns of a delivered job (migrations/0003_delivery.sql, deliver), in the table's order, as
+/** The columns of a delivered job (functions/deliver.sql), in the table's order, as
  * the row pg would have returned: bigints as text. */
 const DELIVERED_COLUMNS = [
   'id',
