@@ -4,13 +4,13 @@
  * a schema that the releases before functions/ migrated (their migrations defined the functions)
  * is taken over with its jobs, ending as a fresh schema does.
  *
- * The older schema is built from those releases' own migration files, read from this repository's
- * history at the last commit before functions/: what existing databases ran, byte for byte, with no
- * copy of them kept beside today's. A checkout without that history (a shallow clone) skips it,
- * and fails under CI=true: fetch the history there.
+ * That older schema is tests/fixtures/postgres/schema-version-9.sql: pg_dump's copy of a schema
+ * that the last of those releases (commit 4260f7c, schema version 9) migrated and wrote jobs into,
+ * made by scripts/postgres-fixture.mjs. A snapshot rather than that commit's migration files read
+ * from git, so that the test runs the same in a shallow clone.
  */
 import assert from 'node:assert/strict'
-import { execFileSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
 
 import { functions, migrations } from '../../src/store/postgres/generated/assets.js'
@@ -19,27 +19,9 @@ import { skipUnlessAvailable } from '../helpers/services.js'
 import { newJob } from '../helpers/store-harness.js'
 
 const LEASE_MS = 60_000
-/** The last commit whose migrations defined the functions (schema version 9). */
-const BEFORE_FUNCTIONS = '4260f7ced96180c7611ce1d701005f6bebc3456f'
-const OLD_MIGRATIONS = 'src/store/postgres/migrations/'
-
-function git(...args: string[]): string {
-  return execFileSync('git', args, {
-    cwd: new URL('../..', import.meta.url),
-    encoding: 'utf8',
-    stdio: 'pipe',
-  })
-}
-
-/** Null when BEFORE_FUNCTIONS is in this checkout's history, else why not. */
-function historyMissingReason(): string | null {
-  try {
-    git('cat-file', '-e', `${BEFORE_FUNCTIONS}^{commit}`)
-    return null
-  } catch {
-    return `commit ${BEFORE_FUNCTIONS.slice(0, 12)} (the migrations before functions/) is not in this checkout: fetch the history`
-  }
-}
+/** What the fixture's schema name was replaced with. */
+const FIXTURE_SCHEMA = '__schema__'
+const VERSION_9 = readFileSync(new URL('../fixtures/postgres/schema-version-9.sql', import.meta.url), 'utf8')
 
 /** The signatures of the schema's functions, without the schema. */
 async function functionSignatures(schema: string): Promise<string[]> {
@@ -70,25 +52,9 @@ async function tableLayout(schema: string): Promise<unknown> {
   return JSON.parse(JSON.stringify({ columns, indexes, relations }).replaceAll(schema, 'S'))
 }
 
-/** Migrates a new schema as the releases before functions/ did, to version 9. */
-async function migrateAsBefore(schema: string): Promise<void> {
-  const files = git('ls-tree', '--name-only', BEFORE_FUNCTIONS, OLD_MIGRATIONS)
-    .split('\n')
-    .filter((path) => path.endsWith('.sql'))
-    .map((path) => path.slice(OLD_MIGRATIONS.length))
-    .sort()
-  const statements = [
-    `CREATE SCHEMA "${schema}"`,
-    `CREATE TABLE "${schema}".migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
-  ]
-  for (const file of files) {
-    const text = git('show', `${BEFORE_FUNCTIONS}:${OLD_MIGRATIONS}${file}`)
-    statements.push(
-      text.replaceAll(':"schema"', `"${schema}"`).replaceAll(":'schema'", `'${schema}'`),
-      `INSERT INTO "${schema}".migrations (version, name) VALUES (${Number(file.slice(0, 4))}, '${file.slice(0, -4)}')`,
-    )
-  }
-  await adminQuery(statements.join(';\n'))
+/** Creates the schema as the releases before functions/ left it, with their jobs (the fixture). */
+async function restoreVersion9(schema: string): Promise<void> {
+  await adminQuery(VERSION_9.replaceAll(FIXTURE_SCHEMA, schema))
 }
 
 test('PostgreSQL migrations', skipUnlessAvailable(await postgresUnreachableReason()), async (t) => {
@@ -162,23 +128,24 @@ test('PostgreSQL migrations', skipUnlessAvailable(await postgresUnreachableReaso
 
   await t.test(
     'a schema migrated by the releases before functions/ keeps its jobs and ends as a fresh one',
-    skipUnlessAvailable(historyMissingReason()),
     async (t) => {
       const old = tempSchema(t)
-      await migrateAsBefore(old.schema)
+      await restoreVersion9(old.schema)
       const [version] = await adminQuery<{ version: number }>(
         `SELECT max(version) AS version FROM "${old.schema}".migrations`,
       )
       assert.equal(version!.version, migrations.at(-1)!.version, 'the fixture is at the latest version')
-      // Jobs written by the old functions: one ready, one leased, one with a unique key.
-      await adminQuery(
-        `SELECT "${old.schema}".enqueue('old-ready', '{"n": 1}');
-           SELECT "${old.schema}".enqueue('old-leased', '{"n": 2}', queue => 'busy');
-           SELECT "${old.schema}".enqueue('old-unique', '{"n": 3}', unique_key => 'k');
-           SELECT * FROM "${old.schema}".claim(ARRAY['busy'], 1, ${LEASE_MS}, 'old-worker', NULL)`,
-      )
+      // Jobs the old store wrote: one ready, one leased, one with a unique key.
       const before = await adminQuery(`SELECT * FROM "${old.schema}".jobs ORDER BY id`)
-      assert.equal(before.length, 3)
+      assert.deepEqual(
+        before.map((row) => [row.name, row.state, row.unique_key]),
+        [
+          ['old-ready', 'ready', null],
+          ['old-leased', 'active', null],
+          ['old-unique', 'ready', 'k'],
+        ],
+      )
+      const oldSignatures = await functionSignatures(old.schema)
 
       const store = await old.open()
       assert.deepEqual(
@@ -189,8 +156,13 @@ test('PostgreSQL migrations', skipUnlessAvailable(await postgresUnreachableReaso
 
       const fresh = tempSchema(t)
       await fresh.open()
-      assert.deepEqual(await functionSignatures(old.schema), await functionSignatures(fresh.schema))
+      const signatures = await functionSignatures(fresh.schema)
+      assert.deepEqual(await functionSignatures(old.schema), signatures)
       assert.deepEqual(await tableLayout(old.schema), await tableLayout(fresh.schema))
+      assert.ok(
+        oldSignatures.some((signature) => !signatures.includes(signature)),
+        "the fixture has overloads that today's functions do not, and they are dropped",
+      )
 
       // The old jobs go on: the leased one settles with its lease, the others are claimed.
       const leased = before.find((row) => row.name === 'old-leased')!
