@@ -42,6 +42,13 @@ export interface DeliveryBackend {
   /** Whether the store is closed: a delivery to a closed store is given back, never handed over. */
   readonly closed: boolean
   /**
+   * Whether a wait ends only once its watch has settled, so that a watch's error is always the
+   * wait's (Redis: a namespace found gone must stop the worker, though its wake-up may come first).
+   * Else the wait ends at once and reports only a watch that failed before (PostgreSQL's watch
+   * never fails: its listening connection retries).
+   */
+  readonly waitsForWatch: boolean
+  /**
    * Makes sure this store hears wake-ups and deliveries (LISTEN, a subscription), then looks at
    * the queues once, waking the hub for what it finds, and with a waiter, registers it in the same
    * step unless `stillWaiting()` says its wait has ended meanwhile: whatever was enqueued before is
@@ -167,6 +174,7 @@ export class Deliveries {
         .catch(() => {})
     }
     if (delivery !== null) return this.handedOver(delivery)
+    if (this.backend.waitsForWatch) await registered
     const failed = failure as { error: unknown } | null
     if (failed !== null && !this.backend.closed) throw failed.error
     return { reason, jobs: [] }

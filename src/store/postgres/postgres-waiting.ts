@@ -55,6 +55,8 @@ export class PostgresWaiting implements DeliveryBackend {
     this.deliveries = new Deliveries(this.hub, this, randomBytes(8).toString('hex'))
   }
 
+  readonly waitsForWatch = false
+
   get closed(): boolean {
     return this.db.closed
   }
