@@ -236,7 +236,7 @@ export class PostgresStore implements Store {
     checkClaimParams(claim)
     checkSettlements(settlements)
     const rows = await this.db.query<JobRow & { lost: number[]; locked: number[] }>(
-      this.texts['settle-and-claim'],
+      this.texts['settle-with-claim'],
       [
         ...settlementArrays(settlements),
         claim.queues,
@@ -246,7 +246,7 @@ export class PostgresStore implements Store {
         now ?? null,
         claim.names ?? null,
       ],
-      'settle-and-claim',
+      'settle-with-claim',
     )
     return {
       settled: settleResults(settlements.length, rows[0]!),
@@ -256,7 +256,7 @@ export class PostgresStore implements Store {
 
   async renew({ leases, leaseMs, delivered = false, now }: RenewParams): Promise<SettleResult[]> {
     this.assertOpen('renew')
-    if (delivered) return this.takeDelivered(leases, leaseMs, now)
+    if (delivered) return this.renewDelivered(leases, leaseMs, now)
     assertPositiveInteger(leaseMs, 'leaseMs')
     if (leases.length === 0) return []
     const rows = await this.db.query<{ ord: number; result: SettleResult }>(
@@ -273,7 +273,7 @@ export class PostgresStore implements Store {
   }
 
   /** renew with `delivered`: the worker takes jobs it was handed, before it starts them. */
-  private async takeDelivered(
+  private async renewDelivered(
     leases: RenewParams['leases'],
     leaseMs: number,
     now: number | undefined,
@@ -281,14 +281,14 @@ export class PostgresStore implements Store {
     assertPositiveInteger(leaseMs, 'leaseMs')
     if (leases.length === 0) return []
     const rows = await this.db.query<{ ord: number }>(
-      this.texts['take-delivered'],
+      this.texts['renew-delivered'],
       [
         leases.map((l) => (isJobId(l.id) ? l.id : null)),
         leases.map((l) => l.leaseToken),
         leaseMs,
         now ?? null,
       ],
-      'take-delivered',
+      'renew-delivered',
     )
     return foldResults(leases.length, 'lease_lost', [['ok', rows.map((row) => row.ord - 1)]])
   }
@@ -316,7 +316,9 @@ export class PostgresStore implements Store {
     // A statement of its own before the recovery: it runs only at a worker's start and after a
     // backward step, and the leases it moves were not expired, so the recovery's answer is the same.
     if (clampLeases) {
-      const [row] = await this.db.query<{ count: number }>(this.texts['clamp-leases'], [now ?? null])
+      const [row] = await this.db.query<{ count: number }>(this.texts['recover-expired-clamp-leases'], [
+        now ?? null,
+      ])
       result.clamped = row!.count
     }
     const given = leases?.filter((lease) => isJobId(lease.id))
@@ -380,7 +382,7 @@ export class PostgresStore implements Store {
     const checked = checkListJobsParams(params, isJobId)
     if (checked.ids !== undefined) {
       if (checked.ids.length === 0) return { jobs: [], nextCursor: null }
-      const rows = await this.db.query<JobRow>(this.texts['get-job'], [checked.ids])
+      const rows = await this.db.query<JobRow>(this.texts['list-jobs-ids'], [checked.ids])
       const byId = new Map(rows.map((row) => [row.id, row]))
       return {
         jobs: checked.ids.flatMap((id) => {
@@ -477,16 +479,12 @@ export class PostgresStore implements Store {
     const { requestStop = false, now } = params
     if (requestStop) {
       // Its answer is the record as it now stands: no second read.
-      const [row] = await this.db.query<{ at: string }>(this.texts['request-stop'], [now ?? null])
+      const [row] = await this.db.query<{ at: string }>(this.texts['control-request-stop'], [now ?? null])
       const at = Number(row!.at)
       this.waiting.stopRequestedAt(at, { wake: true })
       return { stopRequestedAt: at }
     }
-    const [row] = await this.db.query<{ at: string }>(
-      this.texts['stop-requested-at'],
-      [],
-      'stop-requested-at',
-    )
+    const [row] = await this.db.query<{ at: string }>(this.texts.control, [], 'control')
     const at = row === undefined ? null : Number(row.at)
     this.waiting.stopRequestedAt(at, { wake: false })
     return { stopRequestedAt: at }

@@ -111,13 +111,13 @@ export class PostgresWaiting implements DeliveryBackend {
   }
 
   unregister(ids: readonly string[]): Promise<unknown> {
-    const text = this.db.texts['wait-for-jobs-end']
-    return Promise.all(ids.map((id) => this.db.query(text, [id], 'wait-for-jobs-end')))
+    const text = this.db.texts['wait-for-work-end']
+    return Promise.all(ids.map((id) => this.db.query(text, [id], 'wait-for-work-end')))
   }
 
   async readDelivered(ids: readonly string[]): Promise<ClaimedJob[]> {
     // Unnamed: rare, and so planned for the table as it is (see findExpiredLeases).
-    const rows = await this.db.query<JobRow>(this.db.texts['wait-for-jobs-delivered'], [ids])
+    const rows = await this.db.query<JobRow>(this.db.texts['wait-for-work-delivered'], [ids])
     return rows.map(toClaimedRow)
   }
 

@@ -268,7 +268,7 @@ export class RedisStore implements Store {
     }
     checkClaimParams(claim)
     const { args, sent } = settleArgs(settlements)
-    const reply = (await this.scripts.run('settle-and-claim', now, [...args, ...claimArgs(claim)])) as [
+    const reply = (await this.scripts.run('settle-with-claim', now, [...args, ...claimArgs(claim)])) as [
       number,
       number[],
       ...JobReply[],
@@ -281,12 +281,12 @@ export class RedisStore implements Store {
 
   async renew({ leases, leaseMs, delivered = false, now }: RenewParams): Promise<SettleResult[]> {
     this.assertOpen('renew')
-    return this.leaseCall(delivered ? 'take-delivered' : 'renew', leases, leaseMs, now)
+    return this.leaseCall(delivered ? 'renew-delivered' : 'renew', leases, leaseMs, now)
   }
 
-  /** renew.lua and take-delivered.lua: the same arguments, and per lease 1 (ok) or 0 (lost). */
+  /** renew.lua and renew-delivered.lua: the same arguments, and per lease 1 (ok) or 0 (lost). */
   private async leaseCall(
-    script: 'renew' | 'take-delivered',
+    script: 'renew' | 'renew-delivered',
     leases: readonly { id: JobId; leaseToken: string }[],
     leaseMs: number,
     now: number | undefined,
@@ -306,7 +306,7 @@ export class RedisStore implements Store {
   }
 
   /**
-   * With `claim`, the waiter is registered (lua/wait-check.lua) so that an enqueue may hand it
+   * With `claim`, the waiter is registered (lua/wait-for-work.lua) so that an enqueue may hand it
    * jobs (lua/lib/deliver.lua) on this store's delivery channel.
    */
   async waitForWork(params: WaitParams): Promise<WaitResult> {
@@ -326,7 +326,9 @@ export class RedisStore implements Store {
     assertPositiveInteger(limit, 'limit')
     // A script of its own before the recovery: it runs only at a worker's start and after a
     // backward step, and the leases it moves were not expired, so the recovery's answer is the same.
-    const clamped = clampLeases ? ((await this.scripts.run('clamp-leases', now, [])) as number) : 0
+    const clamped = clampLeases
+      ? ((await this.scripts.run('recover-expired-clamp-leases', now, [])) as number)
+      : 0
     const args: (string | number)[] = [limit]
     if (leases === undefined) {
       args.push('all')
@@ -438,8 +440,9 @@ export class RedisStore implements Store {
     this.assertOpen('control')
     checkControlParams(params)
     const { requestStop = false, now } = params
-    // request-stop.lua answers with the record as it now stands: no second read.
-    if (requestStop) return { stopRequestedAt: (await this.scripts.run('request-stop', now, [])) as number }
+    // control-request-stop.lua answers with the record as it now stands: no second read.
+    if (requestStop)
+      return { stopRequestedAt: (await this.scripts.run('control-request-stop', now, [])) as number }
     try {
       const at = await this.redis.get(this.keys.stop)
       this.waiting.stopRead(at)

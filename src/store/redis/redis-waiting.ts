@@ -1,8 +1,8 @@
 /**
  * waitForWork on Redis: the kernel's Deliveries and WakeHub, fed by the store's subscriber
- * connection, with the server's side of a wait: lua/wait-check.lua looks at the waiter's queues
+ * connection, with the server's side of a wait: lua/wait-for-work.lua looks at the waiter's queues
  * once it is subscribed and registers it for delivery in the same script, an enqueue claims jobs
- * for it and publishes them on this store's delivery channel (lua/lib/deliver.lua), lua/unwait.lua
+ * for it and publishes them on this store's delivery channel (lua/lib/deliver.lua), lua/wait-for-work-end.lua
  * takes a registration out, and jobs that came too late go back in line with a settle.
  */
 import { Cluster, type Redis } from 'ioredis'
@@ -128,7 +128,7 @@ export class RedisWaiting implements DeliveryBackend {
   }
 
   unregister(ids: readonly string[]): Promise<unknown> {
-    return this.scripts.run('unwait', undefined, ids)
+    return this.scripts.run('wait-for-work-end', undefined, ids)
   }
 
   /** Jobs delivered by id, as they are now; one that is no longer active (cancelled) is left out. */
@@ -152,7 +152,7 @@ export class RedisWaiting implements DeliveryBackend {
   // ── waking up ──────────────────────────────────────────────────────────────────────────────
 
   /**
-   * Looks at these queues once (lua/wait-check.lua), registering a waiter for deliveries when given
+   * Looks at these queues once (lua/wait-for-work.lua), registering a waiter for deliveries when given
    * one (and says whether it did): wakes the waiters if work is waiting there or a new stop was requested, else arms the
    * timer for the next due job.
    */
@@ -162,7 +162,7 @@ export class RedisWaiting implements DeliveryBackend {
     waiterId = '',
     registration = '',
   ): Promise<boolean> {
-    const [serverNow, waiting, nextDue, stopAt] = (await this.scripts.run('wait-check', undefined, [
+    const [serverNow, waiting, nextDue, stopAt] = (await this.scripts.run('wait-for-work', undefined, [
       waiterId,
       registration,
       String(names.length),
@@ -198,7 +198,7 @@ export class RedisWaiting implements DeliveryBackend {
       })
       // Subscribed again after the first time, every waiter looks again: messages sent meanwhile
       // are lost (and on a cluster, so are the waiters' registrations on a master that died:
-      // lua/wait-check.lua does not replicate them). On one server, that is the 'ready' of a
+      // lua/wait-for-work.lua does not replicate them). On one server, that is the 'ready' of a
       // connection back after a drop (ioredis subscribes again by itself). On a cluster, a failover
       // or a slot move gives the slot's shard subscriber a new node without a 'ready': ioredis says
       // 'subscribersReady' once it has subscribed there, and a worker that waited through a
