@@ -7,6 +7,7 @@ import type { ClaimedJob, JobError } from '../core/job.js'
 import { giveBack, type Settlement } from '../core/outcome.js'
 import { TickBatcher } from '../core/tick-batcher.js'
 import {
+  assertInteger,
   assertKnownKeys,
   assertQueueList,
   MAX_TIMEOUT_MS,
@@ -221,20 +222,21 @@ export class Worker extends EventEmitter<WorkerEvents> {
     assertKnownKeys(options, WORKER_OPTION_KEYS, '')
     const { store, queues = ['default'], concurrency = 10, prefetch = 0, leaseMs = 30_000 } = options
     assertQueueList(queues)
-    assertCount(concurrency, 'concurrency', 10_000)
-    assertCount(prefetch, 'prefetch', 10_000, 0)
-    assertCount(leaseMs, 'leaseMs', MAX_TIMEOUT_MS)
+    assertInteger(concurrency, 'concurrency', { min: 1, max: 10_000 })
+    assertInteger(prefetch, 'prefetch', { min: 0, max: 10_000 })
+    assertInteger(leaseMs, 'leaseMs', { min: 1, max: MAX_TIMEOUT_MS })
     if (leaseMs < 100) throw new ValidationError('invalid_option', 'leaseMs', 'must be at least 100 ms')
-    if (options.jobLimit !== undefined) assertCount(options.jobLimit, 'jobLimit', Number.MAX_SAFE_INTEGER)
-    if (options.timeLimitMs !== undefined) assertCount(options.timeLimitMs, 'timeLimitMs', MAX_TIMEOUT_MS)
+    if (options.jobLimit !== undefined) assertInteger(options.jobLimit, 'jobLimit', { min: 1 })
+    if (options.timeLimitMs !== undefined)
+      assertInteger(options.timeLimitMs, 'timeLimitMs', { min: 1, max: MAX_TIMEOUT_MS })
     if (options.recoverIntervalMs !== undefined) {
-      assertCount(options.recoverIntervalMs, 'recoverIntervalMs', MAX_TIMEOUT_MS)
+      assertInteger(options.recoverIntervalMs, 'recoverIntervalMs', { min: 1, max: MAX_TIMEOUT_MS })
     }
     if (options.memoryLimitBytes !== undefined) {
-      assertCount(options.memoryLimitBytes, 'memoryLimitBytes', Number.MAX_SAFE_INTEGER)
+      assertInteger(options.memoryLimitBytes, 'memoryLimitBytes', { min: 1 })
     }
     if (options.defaultTimeoutMs != null)
-      assertCount(options.defaultTimeoutMs, 'defaultTimeoutMs', MAX_TIMEOUT_MS)
+      assertInteger(options.defaultTimeoutMs, 'defaultTimeoutMs', { min: 1, max: MAX_TIMEOUT_MS })
     if (options.backoff !== undefined) assertBackoffOptions(options.backoff, 'backoff')
     this.options = options
     this.store = store
@@ -924,16 +926,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const reason = this.stopReason ?? 'requested'
     this.emit('worker:stopped', reason)
     this.resolveStopped(reason)
-  }
-}
-
-function assertCount(value: unknown, field: string, max: number, min = 1): void {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new ValidationError(
-      'invalid_option',
-      field,
-      `must be an integer from ${min} to ${max} (got ${String(value)})`,
-    )
   }
 }
 

@@ -17,7 +17,7 @@ import {
   type NewJob,
 } from '../../core/job.js'
 import { giveBack, type Settlement } from '../../core/outcome.js'
-import { assertKnownKeys, assertQueueList, optionKeys } from '../../core/validate.js'
+import { assertInteger, assertKnownKeys, assertQueueList, optionKeys } from '../../core/validate.js'
 import {
   DELIVERY_LEASE_MS,
   type CancelParams,
@@ -306,9 +306,7 @@ export class PostgresStore implements Store {
         `must be 1 to 48 of a-z, 0-9 and _, not starting with a digit or pg_ (got ${JSON.stringify(schema)})`,
       )
     }
-    if (!Number.isInteger(poolSize) || poolSize < 1 || poolSize > 1000) {
-      throw new ValidationError('invalid_option', 'poolSize', 'must be an integer from 1 to 1000')
-    }
+    assertInteger(poolSize, 'poolSize', { min: 1, max: 1000 })
     this.schema = schema
     this.channel = `ferry:${schema}`
     // At most 6 + 48 + 9 = 63 bytes: PostgreSQL's identifier limit.

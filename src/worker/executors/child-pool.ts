@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { FerryError, ValidationError } from '../../core/errors.js'
-import { assertKnownKeys, optionKeys } from '../../core/validate.js'
+import { assertInteger, assertKnownKeys, optionKeys } from '../../core/validate.js'
 import type { HandlerSource } from '../handler-module.js'
 import type { ChildMessage, ParentMessage } from './child/protocol.js'
 import { appendToTail } from './child/stderr-tail.js'
@@ -621,10 +621,9 @@ function handlerModuleUrl(source: HandlerSource, strategy: string): string {
   )
 }
 
+/** The pool's sizes, counts and times, all positive integers; returned so the fields read as one line. */
 function checkCount(value: unknown, field: string): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new ValidationError('invalid_option', field, `must be a positive integer (got ${String(value)})`)
-  }
+  assertInteger(value, field, { min: 1 })
   return value
 }
 
