@@ -18,6 +18,7 @@ export {
 } from './core/validate.js'
 export type * from './store/store.js'
 export { openStore, migrateStore, DEFAULT_STORE_URL, type OpenStoreOptions } from './store/open-store.js'
+export * from './admin/index.js'
 export { Client, createClient, type ClientOptions, type JobSpec } from './client/client.js'
 export { toJobError } from './core/job-error.js'
 export {

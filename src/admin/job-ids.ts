@@ -1,16 +1,18 @@
 import { ValidationError } from '../core/errors.js'
+import type { JobId } from '../core/job.js'
 
 /**
  * What a job id looks like on every store: a decimal integer from 1, at most 19 digits (SQLite's
- * largest rowid has 19). Anything else cannot name a job, so it is a usage error rather than a
- * job silently skipped: `ferry retry abc` used to say "0 jobs moved back to ready".
+ * largest rowid has 19). Anything else cannot name a job, so it is refused rather than skipped:
+ * `ferry retry abc` used to say "0 jobs moved back to ready".
  */
 const JOB_ID_PATTERN = /^[1-9]\d{0,18}$/
 
-/** Checks job ids given on the command line; `field` names the argument in the error. */
-export function parseJobIds(ids: readonly string[], field: string): string[] {
+/** Refuses anything but a list of job ids; `field` names the list in the error. */
+export function assertJobIds(ids: unknown, field: string): asserts ids is readonly JobId[] {
+  if (!Array.isArray(ids)) throw new ValidationError('invalid_option', field, 'must be an array of job ids')
   for (const id of ids) {
-    if (!JOB_ID_PATTERN.test(id)) {
+    if (typeof id !== 'string' || !JOB_ID_PATTERN.test(id)) {
       throw new ValidationError(
         'invalid_option',
         field,
@@ -18,5 +20,4 @@ export function parseJobIds(ids: readonly string[], field: string): string[] {
       )
     }
   }
-  return [...ids]
 }

@@ -1,6 +1,8 @@
 import type { Command } from 'commander'
+import { withStore } from '../../admin/with-store.js'
 import { parseByteSize, parseDuration } from '../../core/duration.js'
 import { isStoreLost, ValidationError } from '../../core/errors.js'
+import { parseInteger } from '../../core/validate.js'
 import type { PoolExecutorOptions } from '../../worker/executors/child-pool.js'
 import {
   createExecutor,
@@ -10,7 +12,7 @@ import {
 import { Worker, type StopReason, type WorkerOptions } from '../../worker/worker.js'
 import { ferryStderr, ferryStdout, ignoreStandardStreamErrors } from '../fd-writer.js'
 import { countOf, formatInstant, painter } from '../format.js'
-import { openStoreForJobs } from '../open.js'
+import { storeForJobs } from '../open.js'
 
 interface WorkFlags {
   handlers: string
@@ -62,11 +64,11 @@ export function registerWork(program: Command): void {
       const options: Omit<WorkerOptions, 'store'> = {
         handlers: flags.handlers,
         queues: flags.queues.split(',').map((queue) => queue.trim()),
-        concurrency: toInteger(flags.concurrency, '--concurrency'),
-        prefetch: toInteger(flags.prefetch, '--prefetch'),
+        concurrency: parseInteger(flags.concurrency, '--concurrency'),
+        prefetch: parseInteger(flags.prefetch, '--prefetch'),
         leaseMs: parseDuration(flags.lease, '--lease'),
       }
-      if (flags.limit !== undefined) options.jobLimit = toInteger(flags.limit, '--limit')
+      if (flags.limit !== undefined) options.jobLimit = parseInteger(flags.limit, '--limit')
       if (flags.timeLimit !== undefined) options.timeLimitMs = parseDuration(flags.timeLimit, '--time-limit')
       if (flags.memoryLimit !== undefined) {
         options.memoryLimitBytes = parseByteSize(flags.memoryLimit, '--memory-limit')
@@ -84,15 +86,14 @@ export function registerWork(program: Command): void {
       }
       if (flags.maxJobsPerChild !== undefined) {
         if (!POOLED.includes(strategy)) throw notPooled('--max-jobs-per-child', strategy)
-        pool.maxJobsPerChild = toInteger(flags.maxJobsPerChild, '--max-jobs-per-child')
+        pool.maxJobsPerChild = parseInteger(flags.maxJobsPerChild, '--max-jobs-per-child')
       }
       if (flags.maxRss !== undefined) {
         if (!POOLED.includes(strategy)) throw notPooled('--max-rss', strategy)
         pool.maxRssBytes = parseByteSize(flags.maxRss, '--max-rss')
       }
 
-      const store = await openStoreForJobs(program)
-      try {
+      await withStore(storeForJobs(program), async (store) => {
         // Built here, not by the Worker, so the pool options reach it; the worker starts and closes it.
         const executor = createExecutor(strategy, options.handlers, pool)
         const worker = new Worker({ store, ...options, executor })
@@ -132,9 +133,7 @@ export function registerWork(program: Command): void {
             `${snoozed} snoozed, ${leaseLost} lease lost`,
         )
         if (reason === 'store-lost') process.exitCode = 1
-      } finally {
-        await store.close()
-      }
+      })
     })
 }
 
@@ -186,14 +185,6 @@ function stoppingLine(reason: StopReason, runningCount: number, signal: NodeJS.S
   if (runningCount === 0 || reason === 'store-lost') return `ferry: stopping (${why})`
   const again = signal === null ? 'Ctrl-C' : signal === 'SIGINT' ? 'Ctrl-C again' : `${signal} again`
   return `ferry: stopping (${why}) after ${countOf(runningCount, 'running job')}; ${again} to abort them`
-}
-
-function toInteger(text: string, field: string): number {
-  const value = Number(text)
-  if (text.trim() === '' || !Number.isInteger(value)) {
-    throw new ValidationError('invalid_option', field, `must be an integer (got "${text}")`)
-  }
-  return value
 }
 
 function toStrategy(text: string): ExecutionStrategy {
