@@ -3,6 +3,17 @@ import js from '@eslint/js'
 import globals from 'globals'
 import tseslint from 'typescript-eslint'
 
+const ABOVE_STORE = ['**/client/**', '**/worker/**', '**/admin/**', '**/cli/**']
+const BACKENDS = [
+  '**/store/sqlite/**',
+  '**/store/postgres/**',
+  '**/store/redis/**',
+  '../sqlite/**',
+  '../postgres/**',
+  '../redis/**',
+]
+const DRIVERS = { sqlite: 'better-sqlite3', postgres: 'pg', redis: 'ioredis' }
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', '.bench-tmp/'] },
   js.configs.recommended,
@@ -15,11 +26,31 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
     },
   },
-  {
-    // Dependencies point downward only: core imports nothing of ours (DESIGN.md).
-    files: ['src/core/**/*.ts'],
-    rules: {
-      'no-restricted-imports': ['error', { patterns: ['../*'] }],
-    },
-  },
+  // Dependencies point one way: core ← store ← client, worker ← admin ← cli (and the entry points
+  // under src/, which export them). A layer imports only those below it; the backends never import
+  // each other, nor another backend's driver. scripts/check-cycles.mjs catches circles inside a layer.
+  layer(['src/core/**/*.ts'], { folders: ['../*'] }),
+  layer(['src/store/**/*.ts'], { folders: ABOVE_STORE }),
+  layer(['src/store/kernel/**/*.ts'], { folders: [...ABOVE_STORE, ...BACKENDS] }),
+  ...Object.entries(DRIVERS).map(([backend, driver]) =>
+    layer([`src/store/${backend}/**/*.ts`], {
+      folders: [...ABOVE_STORE, ...BACKENDS.filter((other) => !other.includes(`/${backend}/`))],
+      packages: Object.values(DRIVERS).filter((other) => other !== driver),
+    }),
+  ),
+  layer(['src/client/**/*.ts'], { folders: ['**/worker/**', '**/admin/**', '**/cli/**', ...BACKENDS] }),
+  layer(['src/worker/**/*.ts'], { folders: ['**/client/**', '**/admin/**', '**/cli/**', ...BACKENDS] }),
+  layer(['src/admin/**/*.ts'], { folders: ['**/cli/**', ...BACKENDS] }),
 )
+
+/** A rule that the files given import nothing from these folders (import patterns) or packages. */
+function layer(files, { folders, packages = [] }) {
+  const patterns = [
+    { group: folders, message: 'dependencies point one way (eslint.config.js names the layers)' },
+    ...packages.map((name) => ({
+      group: [name, `${name}/*`],
+      message: 'a backend loads only its own driver',
+    })),
+  ]
+  return { files, ignores: ['**/*.test.ts'], rules: { 'no-restricted-imports': ['error', { patterns }] } }
+}

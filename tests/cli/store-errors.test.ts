@@ -8,16 +8,9 @@ import { existsSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
-import { Redis } from 'ioredis'
 
 import { POSTGRES_URL } from '../helpers/postgres-harness.js'
-import {
-  dropNamespace,
-  redisUnreachableReason,
-  TEST_REDIS_URL,
-  uniqueNamespace,
-} from '../helpers/redis-harness.js'
-import { skipUnlessAvailable } from '../helpers/services.js'
+import { ownServerOptions, startOwnRedisServer, uniqueNamespace } from '../helpers/redis-harness.js'
 import { defer } from '../helpers/worker-helpers.js'
 import { ROOT, runFerry, tempDatabase } from './cli-harness.js'
 
@@ -64,28 +57,18 @@ test('enqueue and work create a missing SQLite database', async (t) => {
   assert.ok(existsSync(forEnqueue.path) && existsSync(forWork.path))
 })
 
-const redisSkip = skipUnlessAvailable(await redisUnreachableReason())
-
-/** Whether the test server runs without an append-only file, the setting that is warned about. */
-async function redisRunsWithoutAof(): Promise<boolean> {
-  const redis = new Redis(TEST_REDIS_URL)
-  try {
-    const [, appendonly] = (await redis.call('CONFIG', 'GET', 'appendonly')) as [string, string]
-    return appendonly === 'no'
-  } finally {
-    redis.disconnect()
-  }
-}
-
+/**
+ * The warning is about the server's setting, so the test starts a server of its own without an
+ * append-only file: the shared test server may run with one.
+ */
 test(
   'Redis without AOF: enqueue and work warn in one line of their own, the other commands not at all',
-  redisSkip,
+  ownServerOptions(),
   async (t) => {
-    if (!(await redisRunsWithoutAof())) return t.skip('the test Redis runs with appendonly yes')
-    const namespace = uniqueNamespace('aof-warning')
-    defer(t, () => dropNamespace(namespace))
-    const url = new URL(TEST_REDIS_URL)
-    url.searchParams.set('namespace', namespace)
+    const server = await startOwnRedisServer({ appendonly: false })
+    defer(t, () => server.close())
+    const url = new URL(server.url)
+    url.searchParams.set('namespace', uniqueNamespace('aof-warning'))
     const store = url.toString()
 
     const warning =
