@@ -43,7 +43,7 @@ export {
   EXECUTION_STRATEGIES,
   type ExecutionStrategy,
 } from './worker/executors/create-executor.js'
-export type { PoolExecutorOptions } from './worker/executors/child-pool.js'
+export type { PoolExecutorOptions } from './worker/executors/pool/pool-options.js'
 export { ThreadsExecutor, type ThreadsExecutorOptions } from './worker/executors/threads.js'
 export { ProcessesExecutor, type ProcessesExecutorOptions } from './worker/executors/processes.js'
 export { ForkExecutor, type ForkExecutorOptions } from './worker/executors/fork.js'

@@ -20,7 +20,7 @@ import { describe, it, type TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
 
 import type { ClaimedJob, JobError } from '../../src/core/job.js'
-import type { PoolExecutorOptions } from '../../src/worker/executors/child-pool.js'
+import type { PoolExecutorOptions } from '../../src/worker/executors/pool/pool-options.js'
 import { AttemptAbort, type ExecutionOutcome, type Executor } from '../../src/worker/executors/executor.js'
 import { isRunning } from '../helpers/process-tree.js'
 import { defer, isAlive, readPid, REPO_ROOT, waitFor, withTimeout } from '../helpers/worker-helpers.js'

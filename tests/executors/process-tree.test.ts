@@ -11,7 +11,7 @@ import { Writable } from 'node:stream'
 import { describe, test, type TestContext } from 'node:test'
 
 import { createClient, type WorkerOptions } from '../../src/index.js'
-import type { PoolExecutorOptions } from '../../src/worker/executors/child-pool.js'
+import type { PoolExecutorOptions } from '../../src/worker/executors/pool/pool-options.js'
 import { createExecutor } from '../../src/worker/executors/create-executor.js'
 import {
   createWorker,

@@ -3,9 +3,17 @@
  * `concurrency` or of a backoff setting must not start a worker on the defaults.
  */
 import assert from 'node:assert/strict'
-import { test } from 'node:test'
+import { test, type TestContext } from 'node:test'
 
-import { createClient, Worker, type BackoffOptions, type WorkerOptions } from '../../src/index.js'
+import {
+  createClient,
+  createExecutor,
+  ValidationError,
+  Worker,
+  type BackoffOptions,
+  type PoolExecutorOptions,
+  type WorkerOptions,
+} from '../../src/index.js'
 import { unknownOption } from '../helpers/unknown-option.js'
 import { createWorker, fixtureHandlers, getJob, tempStore } from '../helpers/worker-helpers.js'
 
@@ -55,4 +63,38 @@ test('stop refuses a misspelt option instead of stopping some other way', async 
     unknownOption('gracefull', 'graceful', ['graceful']),
   )
   assert.equal(await worker.stop(), 'requested')
+})
+
+/** Makes a worker of the scripted handlers with these execution options (strategy, pool, executor). */
+async function execution(t: TestContext, options: Partial<WorkerOptions>): Promise<() => Worker> {
+  const { store } = await tempStore(t)
+  return () => new Worker({ store, handlers: SCRIPTED, ...options })
+}
+
+/** A ValidationError of `field` whose message matches `pattern`. */
+function invalid(field: string, pattern: RegExp): (error: unknown) => boolean {
+  return (error) => error instanceof ValidationError && error.field === field && pattern.test(error.message)
+}
+
+test('pool options are checked where they sit, inside the worker options, before any child starts', async (t) => {
+  assert.throws(
+    await execution(t, { strategy: 'processes', pool: { maxJobPerChild: 3 } as PoolExecutorOptions }),
+    unknownOption('pool.maxJobPerChild', 'maxJobsPerChild', ['size', 'maxJobsPerChild', 'maxRssBytes']),
+  )
+  assert.throws(
+    await execution(t, { strategy: 'threads', pool: { size: 0 } }),
+    invalid('pool.size', /positive integer/),
+  )
+})
+
+test('a worker refuses pool options its strategy cannot use, and an executor given beside a strategy', async (t) => {
+  assert.throws(await execution(t, { pool: { size: 2 } }), invalid('pool', /inline runs no children/))
+  assert.throws(
+    await execution(t, { strategy: 'fork', pool: { maxJobsPerChild: 5 } as PoolExecutorOptions }),
+    unknownOption('pool.maxJobsPerChild', null, ['size', 'maxHeapMb', 'killGraceMs']),
+  )
+  assert.throws(
+    await execution(t, { strategy: 'processes', executor: createExecutor('inline', SCRIPTED) }),
+    invalid('strategy', /not both/),
+  )
 })

@@ -3,10 +3,9 @@ import { withStore } from '../../admin/with-store.js'
 import { parseByteSize, parseDuration } from '../../core/duration.js'
 import { isStoreLost, ValidationError } from '../../core/errors.js'
 import { parseInteger } from '../../core/validate.js'
-import type { PoolExecutorOptions } from '../../worker/executors/child-pool.js'
 import {
-  createExecutor,
   EXECUTION_STRATEGIES,
+  RECYCLING_STRATEGIES,
   type ExecutionStrategy,
 } from '../../worker/executors/create-executor.js'
 import { Worker, type StopReason, type WorkerOptions } from '../../worker/worker.js'
@@ -30,9 +29,6 @@ interface WorkFlags {
   maxRss?: string
   verbose?: boolean
 }
-
-/** The strategies that keep children between jobs, so recycling options mean something. */
-const POOLED: readonly ExecutionStrategy[] = ['threads', 'processes']
 
 export function registerWork(program: Command): void {
   program
@@ -78,25 +74,24 @@ export function registerWork(program: Command): void {
       }
       if (flags.timeout !== undefined) options.defaultTimeoutMs = parseDuration(flags.timeout, '--timeout')
       const strategy = toStrategy(flags.strategy)
-      // The children's lines, forwarded with their job's prefix, go out the same crash-proof way.
-      const pool: PoolExecutorOptions = {
-        size: options.concurrency!,
-        stdout: ferryStdout.toStream(),
-        stderr: ferryStderr.toStream(),
+      options.strategy = strategy
+      if (flags.maxJobsPerChild !== undefined && !RECYCLING_STRATEGIES.includes(strategy)) {
+        throw notRecycling('--max-jobs-per-child', strategy)
       }
-      if (flags.maxJobsPerChild !== undefined) {
-        if (!POOLED.includes(strategy)) throw notPooled('--max-jobs-per-child', strategy)
-        pool.maxJobsPerChild = parseInteger(flags.maxJobsPerChild, '--max-jobs-per-child')
+      if (flags.maxRss !== undefined && !RECYCLING_STRATEGIES.includes(strategy)) {
+        throw notRecycling('--max-rss', strategy)
       }
-      if (flags.maxRss !== undefined) {
-        if (!POOLED.includes(strategy)) throw notPooled('--max-rss', strategy)
-        pool.maxRssBytes = parseByteSize(flags.maxRss, '--max-rss')
+      if (strategy !== 'inline') {
+        // The children's lines, forwarded with their job's prefix, go out the same crash-proof way.
+        options.pool = { stdout: ferryStdout.toStream(), stderr: ferryStderr.toStream() }
+        if (flags.maxJobsPerChild !== undefined) {
+          options.pool.maxJobsPerChild = parseInteger(flags.maxJobsPerChild, '--max-jobs-per-child')
+        }
+        if (flags.maxRss !== undefined) options.pool.maxRssBytes = parseByteSize(flags.maxRss, '--max-rss')
       }
 
       await withStore(storeForJobs(program), async (store) => {
-        // Built here, not by the Worker, so the pool options reach it; the worker starts and closes it.
-        const executor = createExecutor(strategy, options.handlers, pool)
-        const worker = new Worker({ store, ...options, executor })
+        const worker = new Worker({ store, ...options })
         // The signal that stopped the worker, which the line saying it is stopping names.
         let stopSignal: NodeJS.Signals | null = null
         let stopping = false
@@ -200,7 +195,7 @@ function toStrategy(text: string): ExecutionStrategy {
 }
 
 /** Recycling options are refused where nothing is recycled, rather than silently ignored. */
-function notPooled(field: string, strategy: ExecutionStrategy): ValidationError {
+function notRecycling(field: string, strategy: ExecutionStrategy): ValidationError {
   const why = strategy === 'fork' ? 'fork starts a new process for every job' : 'inline runs no children'
   return new ValidationError(
     'invalid_option',

@@ -1,7 +1,7 @@
 import { ValidationError } from '../../core/errors.js'
 import { assertKnownKeys } from '../../core/validate.js'
 import type { HandlerSource } from '../handler-module.js'
-import { POOL_EXECUTOR_OPTION_KEYS, type PoolExecutorOptions } from './child-pool.js'
+import { POOL_EXECUTOR_OPTION_KEYS, type PoolExecutorOptions } from './pool/pool-options.js'
 import type { Executor } from './executor.js'
 import { ForkExecutor } from './fork.js'
 import { InlineExecutor } from './inline.js'
@@ -11,6 +11,9 @@ import { ThreadsExecutor } from './threads.js'
 export type ExecutionStrategy = Executor['strategy']
 
 export const EXECUTION_STRATEGIES: readonly ExecutionStrategy[] = ['inline', 'threads', 'processes', 'fork']
+
+/** The strategies that keep a child between jobs, so recycling options (maxJobsPerChild, maxRssBytes) mean something. */
+export const RECYCLING_STRATEGIES: readonly ExecutionStrategy[] = ['threads', 'processes']
 
 /**
  * The executor for a strategy. Pass the worker's concurrency as `size`, so the pool has a child

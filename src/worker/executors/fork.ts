@@ -1,19 +1,14 @@
+import { assertKnownKeys } from '../../core/validate.js'
 import type { HandlerSource } from '../handler-module.js'
-import { assertKnownKeys, optionKeys } from '../../core/validate.js'
-import { ChildPool, type PoolExecutorOptions } from './child-pool.js'
-import { processPoolConfig } from './processes.js'
+import { ChildPool } from './pool/child-pool.js'
+import {
+  DEFAULT_KILL_GRACE_MS,
+  FORK_EXECUTOR_OPTION_KEYS,
+  type ForkExecutorOptions,
+} from './pool/pool-options.js'
+import { processSpawner } from './pool/spawn-process.js'
 
-/** The fork strategy takes the pool options but never reuses a child. */
-export type ForkExecutorOptions = Omit<PoolExecutorOptions, 'maxJobsPerChild' | 'maxRssBytes'>
-
-const FORK_EXECUTOR_OPTION_KEYS = optionKeys<ForkExecutorOptions>({
-  size: true,
-  maxHeapMb: true,
-  killGraceMs: true,
-  startTimeoutMs: true,
-  stdout: true,
-  stderr: true,
-})
+export type { ForkExecutorOptions } from './pool/pool-options.js'
 
 /**
  * A new child process for every job (php-resque's model): full isolation and fresh memory each
@@ -25,6 +20,18 @@ export class ForkExecutor extends ChildPool {
   constructor(handlers: HandlerSource, options: ForkExecutorOptions = {}) {
     // The pool's own check would let the two recycling options through: a child runs one job here.
     assertKnownKeys(options, FORK_EXECUTOR_OPTION_KEYS, '')
-    super(handlers, options, processPoolConfig('fork', options, true), { maxJobsPerChild: 1 })
+    const heapLimitMb = options.maxHeapMb ?? null
+    super(
+      handlers,
+      options,
+      {
+        strategy: 'fork',
+        noun: 'process',
+        spawnOnDemand: true,
+        heapLimitMb,
+        spawn: processSpawner(heapLimitMb, options.killGraceMs ?? DEFAULT_KILL_GRACE_MS),
+      },
+      { maxJobsPerChild: 1 },
+    )
   }
 }

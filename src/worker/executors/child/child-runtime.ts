@@ -3,7 +3,14 @@ import { serializePayload } from '../../../core/validate.js'
 import type { ClaimedJob } from '../../../core/job.js'
 import { AttemptAbort, type ExecutionOutcome } from '../executor.js'
 import { InlineExecutor } from '../inline.js'
-import type { ChildMessage, ParentMessage } from './protocol.js'
+import {
+  loadFailedMessage,
+  outcomeMessage,
+  readyMessage,
+  withdrawnMessage,
+  type ChildMessage,
+  type ParentMessage,
+} from './protocol.js'
 import { recordStderr } from './stderr-tail.js'
 
 /** How a child talks to its parent: the IPC channel of a process, or a thread's parentPort. */
@@ -41,12 +48,12 @@ export function runChild(transport: ChildTransport): void {
     try {
       await loading.start()
     } catch (error) {
-      transport.send({ type: 'load-failed', message: error instanceof Error ? error.message : String(error) })
+      transport.send(loadFailedMessage(error))
       transport.close()
       return
     }
     executor = loading
-    transport.send({ type: 'ready', jobNames: [...loading.jobNames] })
+    transport.send(readyMessage(loading.jobNames))
   }
 
   const startNext = (): void => {
@@ -76,17 +83,16 @@ export function runChild(transport: ChildTransport): void {
 
   const reply = (jobId: string, outcome: ExecutionOutcome): void => {
     const memoryBytes = reportMemory ? transport.memoryBytes() : null
-    let message: ChildMessage = { type: 'outcome', jobId, outcome: storableResult(outcome), memoryBytes }
     try {
-      transport.send(message, finished)
+      transport.send(outcomeMessage(jobId, storableResult(outcome), memoryBytes), finished)
       return
     } catch (error) {
       // The result (or a thrown value's detail) cannot cross to the parent: a BigInt, a function,
       // a cycle. Retrying would give the same result, so the job ends with the reason.
       const reason = `the handler completed but its result cannot be sent to the worker: ${(error as Error).message}`
-      message = { ...message, outcome: { kind: 'permanent', error: { kind: 'permanent', message: reason } } }
+      const permanent: ExecutionOutcome = { kind: 'permanent', error: { kind: 'permanent', message: reason } }
+      transport.send(outcomeMessage(jobId, permanent, memoryBytes), finished)
     }
-    transport.send(message, finished)
   }
 
   /** Gives back the waiting jobs (all of them, or the one named) that have not started. */
@@ -95,7 +101,7 @@ export function runChild(transport: ChildTransport): void {
       const job = queue[i]!
       if (jobId !== null && job.id !== jobId) continue
       queue.splice(i, 1)
-      transport.send({ type: 'withdrawn', jobId: job.id })
+      transport.send(withdrawnMessage(job.id))
     }
   }
 

@@ -6,7 +6,7 @@ if (process.send === undefined) {
   process.exit(1)
 }
 
-// Only the worker decides when its child dies (processes.ts starts it in a process group of its
+// Only the worker decides when its child dies (pool/spawn-process.ts starts it in a process group of its
 // own, so a terminal's Ctrl-C does not reach it). systemd's default stop signals every process of
 // the service with SIGTERM, and a signal that killed the child would end its running job, using up
 // the attempt, while the worker lets running jobs finish. So both are ignored (an empty listener:
@@ -19,7 +19,7 @@ process.on('SIGTERM', ignoreSignal)
 // The worker closes the channel only by exiting (or dying): the child asks to disconnect itself when
 // told to exit. A channel that closes otherwise means nobody is left to send outcomes to or to kill
 // this child: it ends itself and everything its handlers started, its whole process group (a child
-// whose loop a handler blocks cannot get here; the parent-death signal covers it, processes.ts).
+// whose loop a handler blocks cannot get here; the parent-death signal covers it, pool/spawn-process.ts).
 let leaving = false
 process.on('disconnect', () => {
   if (leaving) return

@@ -45,3 +45,45 @@ export type ChildMessage =
        */
       memoryBytes: number | null
     }
+
+// Both sides build their messages here only, so a message reads the same wherever it is sent.
+
+export function loadMessage(handlers: string, reportMemory: boolean): ParentMessage {
+  return { type: 'load', handlers, reportMemory }
+}
+
+export function runMessage(job: ClaimedJob): ParentMessage {
+  return { type: 'run', job }
+}
+
+export function abortMessage(jobId: string, reason: string): ParentMessage {
+  return { type: 'abort', jobId, reason }
+}
+
+export function withdrawMessage(jobId: string): ParentMessage {
+  return { type: 'withdraw', jobId }
+}
+
+export function exitMessage(): ParentMessage {
+  return { type: 'exit' }
+}
+
+export function readyMessage(jobNames: Iterable<string>): ChildMessage {
+  return { type: 'ready', jobNames: [...jobNames] }
+}
+
+export function loadFailedMessage(error: unknown): ChildMessage {
+  return { type: 'load-failed', message: error instanceof Error ? error.message : String(error) }
+}
+
+export function withdrawnMessage(jobId: string): ChildMessage {
+  return { type: 'withdrawn', jobId }
+}
+
+export function outcomeMessage(
+  jobId: string,
+  outcome: ExecutionOutcome,
+  memoryBytes: number | null,
+): ChildMessage {
+  return { type: 'outcome', jobId, outcome, memoryBytes }
+}

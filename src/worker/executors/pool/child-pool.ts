@@ -1,154 +1,25 @@
-import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { FerryError, ValidationError } from '../../core/errors.js'
-import { assertInteger, assertKnownKeys, optionKeys } from '../../core/validate.js'
-import type { HandlerSource } from '../handler-module.js'
-import type { ChildMessage, ParentMessage } from './child/protocol.js'
-import { appendToTail } from './child/stderr-tail.js'
-import type { ChildExitDetail, Execution, ExecutionOutcome, Executor } from './executor.js'
-
-/** Options shared by the isolating executors (threads, processes, fork). */
-export interface PoolExecutorOptions {
-  /**
-   * Children (processes or threads) in the pool: attempts that run at once; more wait for a free
-   * child. The worker's concurrency is the natural value (createExecutor passes it). Default: the
-   * number of CPUs.
-   */
-  size?: number
-  /**
-   * Recycle a child after it ran this many jobs (php-fpm's pm.max_requests): bounds what a slow
-   * leak can accumulate. Default 10,000; null for never. A pool that recycles keeps one spare
-   * child loaded beyond `size`, so a leaving child's successor is ready at once.
-   */
-  maxJobsPerChild?: number | null
-  /**
-   * Recycle a child, after its job, once the memory it reports passed this: the process's RSS,
-   * or for a thread its own heap (a thread's RSS is the whole process's). Default: none.
-   */
-  maxRssBytes?: number | null
-  /**
-   * Heap limit of each child in MB (`--max-old-space-size` for processes, `resourceLimits` for
-   * threads): a job that passes it fails as 'ran out of memory' and the child is replaced.
-   * Default: none, Node's own limit (a low default would break jobs that legitimately need memory).
-   */
-  maxHeapMb?: number | null
-  /**
-   * After an abort, how long a child has to answer before it is killed, and how long a child asked
-   * to exit may take. Default 2000.
-   */
-  killGraceMs?: number
-  /** How long a child may take to load the handler module. Default 30 s. */
-  startTimeoutMs?: number
-  /** Where children's output goes, line by line with a `[job <id>]` prefix. Default: this process's. */
-  stdout?: NodeJS.WritableStream
-  stderr?: NodeJS.WritableStream
-}
-
-export const POOL_EXECUTOR_OPTION_KEYS = optionKeys<PoolExecutorOptions>({
-  size: true,
-  maxJobsPerChild: true,
-  maxRssBytes: true,
-  maxHeapMb: true,
-  killGraceMs: true,
-  startTimeoutMs: true,
-  stdout: true,
-  stderr: true,
-})
-
-/** How a child ended, as its spawner saw it. */
-export interface ChildExit {
-  exitCode: number | null
-  signal: string | null
-  /** The child died of V8's heap limit. */
-  outOfMemory: boolean
-  /** An uncaught error reported by a thread's 'error' event (its stack). */
-  errorText?: string
-  /** The pool terminated the thread (it has no signal to report). */
-  terminated?: boolean
-}
-
-/** What a spawner reports about its child. `exit` comes once, after the child's output. */
-export interface ChildEvents {
-  message(message: ChildMessage): void
-  line(stream: 'stdout' | 'stderr', line: string): void
-  exit(exit: ChildExit): void
-}
-
-/** One child as the pool drives it. */
-export interface ChildHandle {
-  /** Names the child in output lines when no job runs in it: a pid or a thread id. */
-  readonly label: string
-  send(message: ParentMessage): void
-  /**
-   * Ends the child now: a process's whole process group (the child and what its handlers started)
-   * gets SIGKILL, since the child ignores SIGTERM (processes.ts says why); a thread is terminated.
-   */
-  kill(): void
-}
+import { FerryError, ValidationError } from '../../../core/errors.js'
+import type { HandlerSource } from '../../handler-module.js'
+import type { ChildMessage } from '../child/protocol.js'
+import { appendToTail } from '../child/stderr-tail.js'
+import type { ChildExitDetail, Execution, ExecutionOutcome, Executor } from '../executor.js'
+import type { ChildExit, ChildSpawner } from './child-handle.js'
+import { PoolChild, type Attempt, type Waiting } from './pool-child.js'
+import { poolSettings, type PoolExecutorOptions } from './pool-options.js'
 
 export interface ChildPoolConfig {
   strategy: 'threads' | 'processes' | 'fork'
   noun: 'process' | 'thread'
-  spawn: (events: ChildEvents) => ChildHandle
+  spawn: ChildSpawner
   /** Spawn children only when jobs wait for one (fork), instead of keeping the pool full. */
   spawnOnDemand: boolean
   /** The heap limit the spawner applies, for the out-of-memory message. */
   heapLimitMb: number | null
 }
 
-/**
- * Bounds what a slow leak can pile up, yet leaves a child warm most of its life: a new child runs
- * its first ~1,000 jobs slower while V8 optimizes the message path (a bare IPC round trip 0.2–0.3
- * ms on average over those, 0.05–0.08 ms afterwards, on the benchmark machine), so recycling every
- * 1,000 jobs kept every child cold; every 10,000 makes the warm-up a tenth of its life.
- */
-const DEFAULT_MAX_JOBS_PER_CHILD = 10_000
-const DEFAULT_KILL_GRACE_MS = 2000
-const DEFAULT_START_TIMEOUT_MS = 30_000
 const RESPAWN_BACKOFF = { baseMs: 100, maxMs: 5000 }
-
-interface Attempt {
-  execution: Execution
-  resolve: (outcome: ExecutionOutcome) => void
-  /** Where it waited: a job handed ahead and given back goes there again. */
-  waiting: Waiting
-  /** The attempt was aborted (by the worker, or by close()): its end is reported as 'aborted'. */
-  aborted: boolean
-  /** Handed ahead, and asked back for a child that fell idle. */
-  withdrawing: boolean
-}
-
-interface PoolChild {
-  handle: ChildHandle
-  state: 'starting' | 'idle' | 'busy' | 'stopping'
-  jobsRun: number
-  /** The attempt it runs. */
-  attempt: Attempt | null
-  /**
-   * The attempt handed ahead (pipelining): sent while `attempt` runs, so the child starts it as
-   * soon as it sent `attempt`'s outcome, without waiting a round trip for it. It has not started
-   * until `attempt`'s outcome arrives; if the child dies first, it goes to another child.
-   */
-  next: Attempt | null
-  /** Retire it once it is free: it ran its last job, or an aborted handler may linger in it. */
-  worn: boolean
-  /**
-   * The job that ran last: output arrives on its own stream, and can trail the outcome message,
-   * so lines seen while the child is idle are most likely that job's.
-   */
-  lastJobId: string | null
-  stderrTail: string[]
-  /** Why it failed to start, when it said so. */
-  loadError: string | null
-  /** The start timeout, an abort's kill grace, or a recycled child's exit grace. */
-  timer: NodeJS.Timeout | null
-}
-
-interface Waiting {
-  execution: Execution
-  resolve: (outcome: ExecutionOutcome) => void
-}
 
 /**
  * The supervisor of an isolating executor: a pool of children (processes or threads) that each
@@ -190,28 +61,26 @@ export class ChildPool implements Executor {
     config: ChildPoolConfig,
     fixed: { maxJobsPerChild?: number } = {},
   ) {
-    assertKnownKeys(options, POOL_EXECUTOR_OPTION_KEYS, '')
+    const settings = poolSettings(options, '')
     this.strategy = config.strategy
     this.config = config
     this.handlersUrl = handlerModuleUrl(source, config.strategy)
-    this.size = checkCount(options.size ?? availableParallelism(), 'size')
-    const maxJobs = fixed.maxJobsPerChild ?? options.maxJobsPerChild
-    this.maxJobsPerChild =
-      maxJobs === null ? null : checkCount(maxJobs ?? DEFAULT_MAX_JOBS_PER_CHILD, 'maxJobsPerChild')
-    this.maxMemoryBytes = options.maxRssBytes == null ? null : checkCount(options.maxRssBytes, 'maxRssBytes')
+    this.size = settings.size
+    this.maxJobsPerChild = fixed.maxJobsPerChild ?? settings.maxJobsPerChild
+    this.maxMemoryBytes = settings.maxMemoryBytes
     const recycles = this.maxJobsPerChild !== null || this.maxMemoryBytes !== null
     this.spares = config.spawnOnDemand || !recycles ? 0 : 1
-    this.killGraceMs = checkCount(options.killGraceMs ?? DEFAULT_KILL_GRACE_MS, 'killGraceMs')
-    this.startTimeoutMs = checkCount(options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS, 'startTimeoutMs')
-    this.stdout = options.stdout ?? process.stdout
-    this.stderr = options.stderr ?? process.stderr
+    this.killGraceMs = settings.killGraceMs
+    this.startTimeoutMs = settings.startTimeoutMs
+    this.stdout = settings.stdout
+    this.stderr = settings.stderr
   }
 
   get jobNames(): ReadonlySet<string> {
     return this.names
   }
 
-  /** Children alive now (starting, idle, busy or stopping): for tests and diagnostics. */
+  /** Children that have not exited yet, whatever their state: for tests and diagnostics. */
   get childCount(): number {
     return this.children.size
   }
@@ -267,10 +136,9 @@ export class ChildPool implements Executor {
     if (this.children.size === 0) return
     const exited = new Promise<void>((resolve) => (this.allExited = resolve))
     for (const child of this.children) {
-      if (child.next !== null) this.abortAttempt(child, child.next, 'the worker is closing its executor')
-      if (child.attempt !== null)
-        this.abortAttempt(child, child.attempt, 'the worker is closing its executor')
-      else if (child.state !== 'stopping') this.retire(child)
+      if (child.next !== null) child.abort(child.next, 'the worker is closing its executor')
+      if (child.attempt !== null) child.abort(child.attempt, 'the worker is closing its executor')
+      else if (child.live) child.retire()
     }
     await exited
   }
@@ -278,34 +146,17 @@ export class ChildPool implements Executor {
   // ── children ──────────────────────────────────────────────────────────────────────────────
 
   private spawn(): void {
-    const child: PoolChild = {
-      handle: null as unknown as ChildHandle,
-      state: 'starting',
-      jobsRun: 0,
-      attempt: null,
-      next: null,
-      worn: false,
-      lastJobId: null,
-      stderrTail: [],
-      loadError: null,
-      timer: null,
-    }
-    this.children.add(child)
-    child.handle = this.config.spawn({
-      message: (message) => this.onMessage(child, message),
-      line: (stream, line) => this.onLine(child, stream, line),
-      exit: (exit) => this.onExit(child, exit),
-    })
-    child.timer = setTimeout(() => {
-      child.timer = null
-      child.loadError = `it did not load the handler module within ${this.startTimeoutMs} ms`
-      child.handle.kill()
-    }, this.startTimeoutMs)
-    child.handle.send({
-      type: 'load',
-      handlers: this.handlersUrl,
+    const child = new PoolChild({
+      spawn: this.config.spawn,
+      handlersUrl: this.handlersUrl,
       reportMemory: this.maxMemoryBytes !== null,
+      startTimeoutMs: this.startTimeoutMs,
+      killGraceMs: this.killGraceMs,
+      onMessage: (child, message) => this.onMessage(child, message),
+      onLine: (child, stream, line) => this.onLine(child, stream, line),
+      onExit: (child, exit) => this.onExit(child, exit),
     })
+    this.children.add(child)
   }
 
   /** Keeps the pool at its size (or, spawning on demand, at what waiting jobs need). */
@@ -314,9 +165,9 @@ export class ChildPool implements Executor {
     let live = 0
     let free = 0
     for (const child of this.children) {
-      if (child.state === 'stopping') continue
+      if (!child.live) continue
       live++
-      if (child.state !== 'busy') free++
+      if (!child.running) free++
     }
     const wanted = this.config.spawnOnDemand
       ? Math.min(this.size, live + this.waiting.length - free)
@@ -334,20 +185,20 @@ export class ChildPool implements Executor {
     let busy = 0
     let idle = 0
     for (const child of this.children) {
-      if (child.state === 'busy') busy++
+      if (child.running) busy++
       else if (child.state === 'idle') idle++
     }
     for (const child of this.children) {
       if (this.waiting.length === 0 || busy >= this.size) break
       if (child.state !== 'idle') continue
-      this.assign(child, this.waiting.shift()!)
+      child.run(this.attemptOf(child, this.waiting.shift()!))
       busy++
       idle--
     }
     if (this.waiting.length > 0) {
       for (const child of this.children) {
         if (this.waiting.length === 0) return
-        if (this.canHandAhead(child)) this.handAhead(child, this.waiting.shift()!)
+        if (this.canHandAhead(child)) child.handAhead(this.attemptOf(child, this.waiting.shift()!))
       }
     } else if (idle > 0 && busy < this.size) {
       let wanted = Math.min(idle, this.size - busy)
@@ -355,8 +206,7 @@ export class ChildPool implements Executor {
         if (wanted === 0) return
         const next = child.next
         if (next === null || next.withdrawing || next.aborted) continue
-        next.withdrawing = true
-        child.handle.send({ type: 'withdraw', jobId: next.execution.job.id })
+        child.withdrawNext()
         wanted--
       }
     }
@@ -378,32 +228,11 @@ export class ChildPool implements Executor {
     )
   }
 
-  private assign(child: PoolChild, waiting: Waiting): void {
-    const attempt = this.attemptOf(child, waiting)
-    child.state = 'busy'
-    this.begin(child, attempt)
-    child.handle.send({ type: 'run', job: waiting.execution.job })
-  }
-
-  private handAhead(child: PoolChild, waiting: Waiting): void {
-    child.next = this.attemptOf(child, waiting)
-    child.handle.send({ type: 'run', job: waiting.execution.job })
-  }
-
   private attemptOf(child: PoolChild, waiting: Waiting): Attempt {
     const { execution, resolve } = waiting
     const attempt: Attempt = { execution, resolve, waiting, aborted: false, withdrawing: false }
-    execution.abort.onAbort(() => this.abortAttempt(child, attempt, 'aborted'))
+    execution.abort.onAbort(() => child.abort(attempt, 'aborted'))
     return attempt
-  }
-
-  /** `attempt` is now the one running in the child. */
-  private begin(child: PoolChild, attempt: Attempt): void {
-    child.attempt = attempt
-    child.lastJobId = attempt.execution.job.id
-    // The tail describes this attempt's crash, not an earlier job's noise.
-    child.stderrTail = []
-    if (attempt.aborted) this.stopRunning(child, attempt, 'aborted')
   }
 
   /** An attempt handed ahead that never started: to another child, or ended if it was aborted. */
@@ -412,74 +241,25 @@ export class ChildPool implements Executor {
     else this.waiting.unshift(attempt.waiting)
   }
 
-  /**
-   * The running attempt: tells the child to abort, and kills it when it does not answer within
-   * the grace period. One handed ahead: asks for it back (if it started meanwhile, it is
-   * stopped when its turn comes).
-   */
-  private abortAttempt(child: PoolChild, attempt: Attempt, reason: string): void {
-    if (attempt.aborted) return
-    if (child.attempt === attempt) {
-      attempt.aborted = true
-      this.stopRunning(child, attempt, reason)
-    } else if (child.next === attempt) {
-      attempt.aborted = true
-      child.handle.send({ type: 'withdraw', jobId: attempt.execution.job.id })
-    }
-  }
-
-  private stopRunning(child: PoolChild, attempt: Attempt, reason: string): void {
-    child.handle.send({ type: 'abort', jobId: attempt.execution.job.id, reason })
-    child.timer = setTimeout(() => {
-      child.timer = null
-      child.state = 'stopping'
-      child.handle.kill()
-    }, this.killGraceMs)
-  }
-
-  /** Asks an idle child to exit (recycling, close); kills it if it takes longer than the grace period. */
-  private retire(child: PoolChild): void {
-    child.state = 'stopping'
-    if (child.timer !== null) clearTimeout(child.timer)
-    child.handle.send({ type: 'exit' })
-    child.timer = setTimeout(() => {
-      child.timer = null
-      child.handle.kill()
-    }, this.killGraceMs)
-  }
-
   private onMessage(child: PoolChild, message: ChildMessage): void {
     switch (message.type) {
       case 'ready':
-        if (child.state !== 'starting') return
-        if (child.timer !== null) clearTimeout(child.timer)
-        child.timer = null
-        child.state = 'idle'
+        if (!child.ready()) return
         this.startFailures = 0
         if (this.names.size === 0) this.names = new Set(message.jobNames)
         if (this.starting !== null && this.countReady() === this.initialCount()) {
           this.starting.resolve()
         }
-        if (this.closing) this.retire(child)
+        if (this.closing) child.retire()
         else this.dispatch()
         break
       case 'load-failed':
-        // The child exits by itself (its exit counts the failure), unless the module left
-        // something running in it.
-        child.loadError = message.message
-        if (child.timer !== null) clearTimeout(child.timer)
-        child.timer = setTimeout(() => {
-          child.timer = null
-          child.handle.kill()
-        }, this.killGraceMs)
+        // Its exit counts the failure.
+        child.loadFailed(message.message)
         break
       case 'outcome': {
-        const attempt = child.attempt
-        if (attempt === null || attempt.execution.job.id !== message.jobId) return
-        if (child.timer !== null) clearTimeout(child.timer)
-        child.timer = null
-        child.attempt = null
-        child.jobsRun++
+        if (child.attempt?.execution.job.id !== message.jobId) return
+        const attempt = child.outcomeArrived()
         attempt.resolve(attempt.aborted ? { kind: 'aborted' } : message.outcome)
         // An aborted handler may still run inside (one that ignored its signal): do not reuse it.
         // (The child gave back what was handed ahead when it got the abort; what it had started
@@ -491,20 +271,17 @@ export class ChildPool implements Executor {
         ) {
           child.worn = true
         }
-        const next = child.next
-        child.next = null
-        if (next !== null) this.begin(child, next)
-        else if (this.closing || child.worn) this.retire(child)
-        else child.state = 'idle'
+        if (child.attempt === null) {
+          if (this.closing || child.worn) child.retire()
+          else child.idle()
+        }
         this.fill()
         this.dispatch()
         break
       }
       case 'withdrawn': {
-        const next = child.next
-        if (next === null || next.execution.job.id !== message.jobId) return
-        child.next = null
-        this.giveBack(next)
+        if (child.next?.execution.job.id !== message.jobId) return
+        this.giveBack(child.withdrawn())
         this.dispatch()
         break
       }
@@ -512,10 +289,9 @@ export class ChildPool implements Executor {
   }
 
   private onExit(child: PoolChild, exit: ChildExit): void {
-    if (child.timer !== null) clearTimeout(child.timer)
-    child.timer = null
+    const wasStarting = child.state === 'starting' || child.state === 'failed-to-start'
+    child.exited()
     this.children.delete(child)
-    const wasStarting = child.state === 'starting'
     if (exit.errorText !== undefined) this.keepStderr(child, exit.errorText)
     const attempt = child.attempt
     if (attempt !== null) {
@@ -592,7 +368,7 @@ export class ChildPool implements Executor {
 
   private countReady(): number {
     let ready = 0
-    for (const child of this.children) if (child.state === 'idle' || child.state === 'busy') ready++
+    for (const child of this.children) if (child.state === 'idle' || child.running) ready++
     return ready
   }
 
@@ -619,25 +395,4 @@ function handlerModuleUrl(source: HandlerSource, strategy: string): string {
     'handlers',
     `the ${strategy} strategy needs handlers as a module path`,
   )
-}
-
-/** The pool's sizes, counts and times, all positive integers; returned so the fields read as one line. */
-function checkCount(value: unknown, field: string): number {
-  assertInteger(value, field, { min: 1 })
-  return value
-}
-
-/** Splits a child's output stream into lines (the last one flushed when the stream ends). */
-export function forEachLine(stream: NodeJS.ReadableStream, onLine: (line: string) => void): void {
-  let pending = ''
-  stream.setEncoding('utf8')
-  stream.on('data', (chunk: string) => {
-    const lines = (pending + chunk).split('\n')
-    pending = lines.pop()!
-    for (const line of lines) onLine(line.endsWith('\r') ? line.slice(0, -1) : line)
-  })
-  stream.on('end', () => {
-    if (pending !== '') onLine(pending)
-    pending = ''
-  })
 }

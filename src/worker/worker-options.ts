@@ -1,0 +1,141 @@
+import { assertBackoffOptions, type BackoffOptions } from '../core/backoff.js'
+import { ValidationError } from '../core/errors.js'
+import {
+  assertInteger,
+  assertKnownKeys,
+  assertQueueList,
+  MAX_TIMEOUT_MS,
+  optionKeys,
+} from '../core/validate.js'
+import type { Store } from '../store/store.js'
+import { createExecutor, type ExecutionStrategy } from './executors/create-executor.js'
+import type { Executor } from './executors/executor.js'
+import {
+  FORK_EXECUTOR_OPTION_KEYS,
+  poolSettings,
+  POOL_EXECUTOR_OPTION_KEYS,
+  type PoolExecutorOptions,
+} from './executors/pool/pool-options.js'
+import type { HandlerSource } from './handler-module.js'
+
+export interface WorkerOptions {
+  store: Store
+  /** Handlers, or the path/URL of a module whose default export maps job names to handlers. */
+  handlers: HandlerSource
+  /** Queues in strict priority order: a job of an earlier queue always goes first. Default ['default']. */
+  queues?: string[]
+  /** Jobs run at once. Default 10. */
+  concurrency?: number
+  /**
+   * Jobs claimed ahead and held, beyond `concurrency`, so a slot that frees up starts its next job
+   * at once instead of after a store round trip, and the worker runs jobs while the store writes
+   * the last ones. Worth it for many short jobs. Held jobs are leased to this worker (renewed like
+   * running ones), so no other worker takes them meanwhile: keep it 0 for long jobs. A stopping
+   * worker gives its held jobs back, in their place in line and without using an attempt.
+   * Default 0.
+   */
+  prefetch?: number
+  /** How long a claim holds a job without renewal; renewed every third of it. Default 30 s. */
+  leaseMs?: number
+  /** Time limit per attempt for jobs that set none. Default: none. */
+  defaultTimeoutMs?: number | null
+  backoff?: BackoffOptions
+  /** Stop after claiming this many jobs (and finishing them). */
+  jobLimit?: number
+  /** Stop after running this long. */
+  timeLimitMs?: number
+  /** Stop once the process's resident memory passes this, checked after each job. */
+  memoryLimitBytes?: number
+  /** How often to look for jobs whose lease expired. Default: a third of the lease, at most 10 s,
+   * so a short lease also means a dead worker's jobs (and jobs handed to a waiter that froze) come
+   * back soon. */
+  recoverIntervalMs?: number
+  /** Defaults to host:pid:random. */
+  workerId?: string
+  /**
+   * How handlers run (docs/strategies.md): 'inline' (on this event loop), or in a pool of
+   * children, 'threads', 'processes' or 'fork' (with `handlers` as a module path). Default 'inline'.
+   */
+  strategy?: ExecutionStrategy
+  /**
+   * The pool of the threads, processes and fork strategies: its `size` is `concurrency` unless
+   * given; recycling (`maxJobsPerChild`, `maxRssBytes`) applies to threads and processes only.
+   */
+  pool?: PoolExecutorOptions
+  /** An executor of your own, instead of `strategy` and `pool`; the worker starts and closes it. */
+  executor?: Executor
+}
+
+const WORKER_OPTION_KEYS = optionKeys<WorkerOptions>({
+  store: true,
+  handlers: true,
+  queues: true,
+  concurrency: true,
+  prefetch: true,
+  leaseMs: true,
+  defaultTimeoutMs: true,
+  backoff: true,
+  jobLimit: true,
+  timeLimitMs: true,
+  memoryLimitBytes: true,
+  recoverIntervalMs: true,
+  workerId: true,
+  strategy: true,
+  pool: true,
+  executor: true,
+})
+
+/** Worker options checked, with their defaults filled in. */
+export interface WorkerSettings {
+  queues: string[]
+  concurrency: number
+  prefetch: number
+  leaseMs: number
+}
+
+/** Refuses worker options that are unknown or out of range, before the worker does anything. */
+export function workerSettings(options: WorkerOptions): WorkerSettings {
+  assertKnownKeys(options, WORKER_OPTION_KEYS, '')
+  const { queues = ['default'], concurrency = 10, prefetch = 0, leaseMs = 30_000 } = options
+  assertQueueList(queues)
+  assertInteger(concurrency, 'concurrency', { min: 1, max: 10_000 })
+  assertInteger(prefetch, 'prefetch', { min: 0, max: 10_000 })
+  assertInteger(leaseMs, 'leaseMs', { min: 1, max: MAX_TIMEOUT_MS })
+  if (leaseMs < 100) throw new ValidationError('invalid_option', 'leaseMs', 'must be at least 100 ms')
+  if (options.jobLimit !== undefined) assertInteger(options.jobLimit, 'jobLimit', { min: 1 })
+  if (options.timeLimitMs !== undefined)
+    assertInteger(options.timeLimitMs, 'timeLimitMs', { min: 1, max: MAX_TIMEOUT_MS })
+  if (options.recoverIntervalMs !== undefined) {
+    assertInteger(options.recoverIntervalMs, 'recoverIntervalMs', { min: 1, max: MAX_TIMEOUT_MS })
+  }
+  if (options.memoryLimitBytes !== undefined) {
+    assertInteger(options.memoryLimitBytes, 'memoryLimitBytes', { min: 1 })
+  }
+  if (options.defaultTimeoutMs != null)
+    assertInteger(options.defaultTimeoutMs, 'defaultTimeoutMs', { min: 1, max: MAX_TIMEOUT_MS })
+  if (options.backoff !== undefined) assertBackoffOptions(options.backoff, 'backoff')
+  return { queues: [...queues], concurrency, prefetch, leaseMs }
+}
+
+/** The executor the options ask for: the user's own, or one of the strategy with a pool of `concurrency`. */
+export function workerExecutor(options: WorkerOptions, concurrency: number): Executor {
+  const { executor, strategy = 'inline', pool } = options
+  if (executor !== undefined) {
+    if (options.strategy !== undefined || pool !== undefined) {
+      const given = options.strategy !== undefined ? 'strategy' : 'pool'
+      throw new ValidationError('invalid_option', given, 'give an executor, or a strategy and pool, not both')
+    }
+    return executor
+  }
+  if (pool === undefined) return createExecutor(strategy, options.handlers, { size: concurrency })
+  if (strategy === 'inline') {
+    throw new ValidationError(
+      'invalid_option',
+      'pool',
+      'applies to the threads, processes and fork strategies only (inline runs no children)',
+    )
+  }
+  // Checked here, so that an error names the option where it sits: `pool.maxJobsPerChild`.
+  poolSettings(pool, 'pool', strategy === 'fork' ? FORK_EXECUTOR_OPTION_KEYS : POOL_EXECUTOR_OPTION_KEYS)
+  return createExecutor(strategy, options.handlers, { size: concurrency, ...pool })
+}
