@@ -245,7 +245,7 @@ interface Plans {
  * plans a busy worker's connection keeps. The plans go to stderr with a summary of what each
  * statement reads the jobs table with; the figures are the calls' durations and the count of
  * sequential scans of jobs among every plan (0: every hot statement reaches it by index,
- * migrations/0007_plans_for_a_growing_table.sql).
+ * src/store/postgres/functions/README.md).
  */
 export async function postgresPlans(size: number): Promise<Figure[]> {
   const figures: Figure[] = []

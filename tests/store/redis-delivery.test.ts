@@ -1,5 +1,5 @@
 /**
- * Delivery on Redis (lua/deliver.lua) beyond the conformance suite: registrations stay out of the
+ * Delivery on Redis (lua/lib/deliver.lua) beyond the conformance suite: registrations stay out of the
  * server's durable data, none outlives its wait or its store, and a delivery that reaches a store
  * whose waiter is gone is given back.
  */

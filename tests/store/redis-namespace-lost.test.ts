@@ -1,7 +1,7 @@
 /**
  * A Redis emptied under running workers (FLUSHALL, or a restart without persistence) is noticed,
  * not silently refilled: every script checks the namespace's instance marker, written at migrate
- * (lua/prelude.lua). A running worker stops with 'store-lost' and an error that names the cause,
+ * (lua/lib/prelude.lua). A running worker stops with 'store-lost' and an error that names the cause,
  * a producer's enqueue rejects with store_unavailable (not retryable), and no key of the
  * namespace is written again. A process that opens the emptied server afterwards starts a fresh
  * namespace; the stores that were running see a marker that is not theirs, and stop too.

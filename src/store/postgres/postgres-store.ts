@@ -1,13 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
-import {
-  FerryError,
-  MigrationRequiredError,
-  SchemaTooNewError,
-  StoreClosedError,
-  StoreUnavailableError,
-  ValidationError,
-} from '../../core/errors.js'
+import { FerryError, StoreClosedError, StoreUnavailableError, ValidationError } from '../../core/errors.js'
 import {
   type ClaimedJob,
   type Job,
@@ -67,7 +60,8 @@ import {
 } from '../params.js'
 import { osErrorOf, serverAddress } from '../connection-error.js'
 import { WakeHub } from '../wake-hub.js'
-import { migrations, sql } from './generated/assets.js'
+import { sql } from './generated/assets.js'
+import { PostgresSchema, quoteIdent } from './postgres-migrations.js'
 
 // The client: pg 8.23.1, chosen over postgres 3.4.9 by measurement on this 2-core machine
 // (PostgreSQL 15 on localhost, medians of two runs of a script timing each client):
@@ -169,14 +163,13 @@ const DEFAULT_PORT = 5432
 /** Lower case only, so the name never needs case-sensitive quoting; short enough that the
  * notification channel `ferry:<schema>` stays within PostgreSQL's 63-byte identifiers. */
 const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,47}$/
-const LATEST_VERSION = migrations.reduce((max, m) => Math.max(max, m.version), 0)
 const PURGE_CHUNK = 10_000
 const ID_PATTERN = /^[1-9]\d{0,17}$/
 /** The listening connection comes back after a drop with this backoff (doubling, with jitter). */
 const RECONNECT_MIN_MS = 100
 const RECONNECT_MAX_MS = 5_000
 /**
- * A delivery, as an enqueue sends it on the store's channel (migrations/0003_delivery.sql): the
+ * A delivery, as an enqueue sends it on the store's channel (functions/deliver.sql): the
  * waiter's id and its leased rows (as arrays of the jobs columns, bigints as text), or only their
  * ids when the rows would not fit in a notification.
  */
@@ -203,10 +196,10 @@ interface DeliveryWaiter {
  * The PostgreSQL store: jobs in one table of its own schema, shared by workers on many hosts.
  * Every hot-path call is one round trip: enqueue (a whole batch), claim (any number of queues,
  * FOR UPDATE SKIP LOCKED), settle (a whole batch) and settleAndClaim are single statements or
- * functions of the schema (migrations/0001_init.sql). Waiting workers are woken by LISTEN/NOTIFY
+ * functions of the schema (functions/). Waiting workers are woken by LISTEN/NOTIFY
  * on a connection of their own, which comes back by itself after a drop or a server restart; an
  * enqueue hands an idle worker its jobs directly, claimed in the enqueue's own transaction
- * (waitForJobs, migrations/0003_delivery.sql).
+ * (waitForJobs, functions/deliver.sql).
  *
  * Without an explicit `now`, times are the server's clock (now_ms()), so hosts whose clocks differ
  * still agree on what is due and which leases ran out.
@@ -224,13 +217,15 @@ export class PostgresStore implements Store {
     // 16 MiB; one call of 1,100 MiB failed ("invalid message length": the server's 1 GiB limit on
     // a message), so an enqueueMany may carry at most 512 MiB.
     enqueueBatch: { maxItems: Infinity, maxBytes: 16 * 2 ** 20, maxCallBytes: 512 * 2 ** 20, maxInFlight: 1 },
-    // An idle worker is handed its jobs by the enqueue (migrations/0003_delivery.sql). Enqueue →
+    // An idle worker is handed its jobs by the enqueue (functions/deliver.sql). Enqueue →
     // handler start in another process, bench postgres-wake, medians of 3 runs, three pairs of
     // runs interleaved with the commit before on the shared 2-core machine (load 0.3-1.9): p50
     // 3.53, 3.08, 4.61 ms before, 2.55, 2.64, 3.25 ms with delivery.
     delivery: true,
   }
   readonly schema: string
+  /** Its migrations and functions: migrate() and the check of open({ migrate: false }). */
+  private readonly schemaFiles: PostgresSchema
 
   /** host:port, for the messages of connection errors. */
   private readonly server: string
@@ -308,11 +303,12 @@ export class PostgresStore implements Store {
     }
     assertInteger(poolSize, 'poolSize', { min: 1, max: 1000 })
     this.schema = schema
+    this.schemaFiles = new PostgresSchema(schema)
     this.channel = `ferry:${schema}`
     // At most 6 + 48 + 9 = 63 bytes: PostgreSQL's identifier limit.
     this.deliveryChannel = `ferry:${schema}:${randomBytes(4).toString('hex')}`
     this.texts = Object.fromEntries(
-      Object.entries(sql).map(([name, text]) => [name, interpolateSchema(text, schema)]),
+      Object.entries(sql).map(([name, text]) => [name, this.schemaFiles.interpolate(text)]),
     ) as Record<SqlName, string>
     this.server = serverOf(connectionString)
     this.config = { connectionString, keepAlive: true, keepAliveInitialDelayMillis: 10_000 }
@@ -336,41 +332,7 @@ export class PostgresStore implements Store {
 
   async migrate(): Promise<MigrateResult> {
     this.assertOpen('migrate')
-    const current = await this.schemaVersion()
-    if (current > LATEST_VERSION) throw this.tooNew(current)
-    if (current === LATEST_VERSION) return { fromVersion: current, toVersion: current, applied: [] }
-    const client = await this.connect()
-    try {
-      await client.query('BEGIN')
-      // Concurrent starts queue here; the later ones then find the schema current and apply nothing.
-      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`ferry:migrate:${this.schema}`])
-      await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(this.schema)}`)
-      await client.query(
-        `CREATE TABLE IF NOT EXISTS ${quoteIdent(this.schema)}.migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
-      )
-      const { rows } = await client.query<{ version: number }>(
-        `SELECT coalesce(max(version), 0) AS version FROM ${quoteIdent(this.schema)}.migrations`,
-      )
-      const fromVersion = rows[0]!.version
-      if (fromVersion > LATEST_VERSION) throw this.tooNew(fromVersion)
-      const applied: string[] = []
-      for (const migration of migrations) {
-        if (migration.version <= fromVersion) continue
-        await client.query(interpolateSchema(migration.sql, this.schema))
-        await client.query(
-          `INSERT INTO ${quoteIdent(this.schema)}.migrations (version, name) VALUES ($1, $2)`,
-          [migration.version, migration.name],
-        )
-        applied.push(migration.name)
-      }
-      await client.query('COMMIT')
-      return { fromVersion, toVersion: Math.max(fromVersion, LATEST_VERSION), applied }
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {})
-      throw wrapDriverError(error, this.server)
-    } finally {
-      client.release()
-    }
+    return await this.withClient((client) => this.schemaFiles.migrate(client))
   }
 
   async close(): Promise<void> {
@@ -582,7 +544,7 @@ export class PostgresStore implements Store {
   /**
    * waitForWork, and with `claim`, waitForJobs: the waiter is registered (sql/wait-for-work.sql)
    * so that an enqueue may claim jobs for it and send them on this store's delivery channel
-   * (migrations/0003_delivery.sql). A delivery that arrives before the wait has ended otherwise
+   * (functions/deliver.sql). A delivery that arrives before the wait has ended otherwise
    * ends it; one that arrives after goes to the same worker's next wait or back in line
    * (onDelivery).
    */
@@ -683,7 +645,7 @@ export class PostgresStore implements Store {
    * Puts back in line the jobs of a delivery whose waiter had stopped waiting, as a snooze to
    * their own run time: ready again in their place, the attempt not counted (settle.sql). The
    * settle's NOTIFY wakes the waiters of their queues, this process's too, and its commit takes
-   * their registrations out (wake() in migrations/0003_delivery.sql). Not woken here first: a
+   * their registrations out (functions/wake.sql). Not woken here first: a
    * waiter woken before its registration is gone may be handed jobs it must give back in turn.
    */
   private giveBackDelivery(delivery: Delivery): void {
@@ -734,7 +696,7 @@ export class PostgresStore implements Store {
     this.assertOpen('findExpiredLeases')
     assertPositiveInteger(limit, 'limit')
     // Unnamed, so planned for the table as it is at each call (a sweep is rare): a named statement
-    // keeps the plan it made when the table was small (migrations/0007_plans_for_a_growing_table.sql).
+    // keeps the plan it made when the table was small (functions/README.md).
     const rows = await this.query<{
       now: string
       next_expires_at: string | null
@@ -1117,32 +1079,19 @@ export class PostgresStore implements Store {
     return Number(row!.now)
   }
 
-  private async schemaVersion(): Promise<number> {
-    const [row] = await this.query<{ exists: boolean }>('SELECT to_regclass($1) IS NOT NULL AS exists', [
-      `${quoteIdent(this.schema)}.migrations`,
-    ])
-    if (!row!.exists) return 0
-    const [version] = await this.query<{ version: number }>(
-      `SELECT coalesce(max(version), 0) AS version FROM ${quoteIdent(this.schema)}.migrations`,
-      [],
-    )
-    return version!.version
-  }
-
   private async assertSchemaCurrent(): Promise<void> {
-    const version = await this.schemaVersion()
-    if (version > LATEST_VERSION) throw this.tooNew(version)
-    if (version < LATEST_VERSION) {
-      throw new MigrationRequiredError(
-        `schema ${this.schema} has version ${version}; this Ferry needs ${LATEST_VERSION}: run ferry migrate`,
-      )
-    }
+    await this.withClient((client) => this.schemaFiles.assertCurrent(client))
   }
 
-  private tooNew(version: number): SchemaTooNewError {
-    return new SchemaTooNewError(
-      `schema ${this.schema} has version ${version}, newer than this Ferry's ${LATEST_VERSION}: upgrade Ferry`,
-    )
+  private async withClient<R>(use: (client: pg.PoolClient) => Promise<R>): Promise<R> {
+    const client = await this.connect()
+    try {
+      return await use(client)
+    } catch (error) {
+      throw wrapDriverError(error, this.server)
+    } finally {
+      client.release()
+    }
   }
 
   private assertOpen(operation: string): void {
@@ -1235,14 +1184,6 @@ function binaryTextArray(items: readonly (string | null)[]): Buffer {
 }
 
 /** Substitutes the schema into psql-style placeholders: :"schema" (identifier), :'schema' (literal). */
-function interpolateSchema(text: string, schema: string): string {
-  return text.replaceAll(':"schema"', quoteIdent(schema)).replaceAll(":'schema'", `'${schema}'`)
-}
-
-function quoteIdent(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`
-}
-
 function redact(url: string): string {
   return url.replace(/\/\/([^:/@]*):[^@]*@/, '//$1:***@')
 }
@@ -1335,7 +1276,7 @@ function toJob(row: JobRow): Job {
   }
 }
 
-/** The columns of a delivered job (migrations/0003_delivery.sql, deliver), in the table's order, as
+/** The columns of a delivered job (functions/deliver.sql), in the table's order, as
  * the row pg would have returned: bigints as text. */
 const DELIVERED_COLUMNS = [
   'id',

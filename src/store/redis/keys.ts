@@ -8,7 +8,7 @@ export const DEFAULT_NAMESPACE = 'default'
  * Every Redis key name of one Ferry namespace, and the only place they are spelled. All share the
  * hash tag `{namespace}`, so they live in one slot and the scripts work on Redis Cluster. The
  * scripts get them in one fixed layout (`scriptKeys`, then `scriptPrefixes` as their first ARGV:
- * lua/prelude.lua) and only ever append an id or a queue name to a prefix, or to the ready prefix
+ * lua/lib/prelude.lua) and only ever append an id or a queue name to a prefix, or to the ready prefix
  * a queue name, a space and a job name (a queue's ready jobs of one name: ready_name_key).
  */
 export interface RedisKeys {
@@ -29,7 +29,7 @@ export interface RedisKeys {
    * that it is still the one this store opened, so a server emptied under running workers is seen.
    */
   readonly instance: string
-  /** Workers waiting for deliveries right now (lua/deliver.lua). */
+  /** Workers waiting for deliveries right now (lua/lib/deliver.lua). */
   readonly waiters: string
   /** The hash of one job. */
   job(id: string): string

@@ -25,7 +25,6 @@ import {
   FerryError,
   isStoreLost,
   MigrationRequiredError,
-  SchemaTooNewError,
   StoreClosedError,
   StoreUnavailableError,
   ValidationError,
@@ -81,7 +80,8 @@ import {
 } from '../params.js'
 import { osErrorOf, serverAddress } from '../connection-error.js'
 import { WakeHub } from '../wake-hub.js'
-import { lua } from './generated/assets.js'
+import { numberedSteps, type SchemaStep, SchemaVersions } from '../kernel/migrations.js'
+import { jobFields, scripts } from './generated/assets.js'
 import { redisKeys, type RedisKeys } from './keys.js'
 
 export interface RedisStoreOptions {
@@ -138,49 +138,7 @@ const REDIS_URL_PARAMS = [
  */
 const DRIVER_URL_PARAMS = ['db', 'family', 'username', 'password', 'connectionName'] as const
 
-type ScriptName =
-  | 'enqueue'
-  | 'claim'
-  | 'settle'
-  | 'settle-and-claim'
-  | 'renew'
-  | 'take-delivered'
-  | 'recover-expired'
-  | 'find-expired-leases'
-  | 'clamp-leases'
-  | 'cancel'
-  | 'retry'
-  | 'purge'
-  | 'stats'
-  | 'list-jobs'
-  | 'wait-check'
-  | 'unwait'
-  | 'request-stop'
-  | 'migrate'
-
-type LuaFile = Exclude<keyof typeof lua, 'prelude'>
-
-/** The files each script is made of, after the prelude; the last one returns. */
-const COMPOSITION: Record<ScriptName, readonly LuaFile[]> = {
-  enqueue: ['claim', 'deliver', 'enqueue'],
-  claim: ['claim'],
-  settle: ['settle'],
-  'settle-and-claim': ['settle', 'claim', 'settle-and-claim'],
-  renew: ['renew'],
-  'take-delivered': ['take-delivered'],
-  'recover-expired': ['recover-expired'],
-  'find-expired-leases': ['find-expired-leases'],
-  'clamp-leases': ['clamp-leases'],
-  cancel: ['cancel'],
-  retry: ['retry'],
-  purge: ['purge'],
-  stats: ['stats'],
-  'list-jobs': ['list-jobs'],
-  'wait-check': ['wait-check'],
-  unwait: ['unwait'],
-  'request-stop': ['request-stop'],
-  migrate: ['migrate'],
-}
+type ScriptName = keyof typeof scripts
 
 interface Script {
   name: ScriptName
@@ -188,11 +146,12 @@ interface Script {
   sha: string
 }
 
+/** Every script, as its lua/*.lua file composes it from its includes (scripts/embed-assets.mjs). */
 const SCRIPTS = Object.fromEntries(
-  Object.entries(COMPOSITION).map(([name, files]) => {
-    const source = [`local SCRIPT = '${name}'`, lua.prelude, ...files.map((file) => lua[file])].join('\n')
-    return [name, { name, source, sha: createHash('sha1').update(source).digest('hex') }]
-  }),
+  Object.entries(scripts).map(([name, source]) => [
+    name,
+    { name, source, sha: createHash('sha1').update(source).digest('hex') },
+  ]),
 ) as Record<ScriptName, Script>
 
 /**
@@ -204,7 +163,15 @@ export const KEY_LAYOUTS: readonly string[] = [
   '0002_instance-marker',
   '0003_ready-by-name',
 ]
-const LATEST_VERSION = KEY_LAYOUTS.length
+const LAYOUT_STEPS = numberedSteps(KEY_LAYOUTS)
+
+/** The key layouts as a namespace's migrations, and the errors that name it. */
+function layoutVersions(keys: RedisKeys): SchemaVersions<SchemaStep> {
+  return new SchemaVersions(LAYOUT_STEPS, {
+    subject: `Redis namespace ${keys.namespace}`,
+    versionNoun: 'key layout version',
+  })
+}
 /** Group commit (capabilities.enqueueBatch): jobs per enqueue script, and scripts sent at once. */
 const ENQUEUE_CHUNK = 1000
 const ENQUEUE_IN_FLIGHT = 16
@@ -244,13 +211,9 @@ function toStoreError(error: unknown, operation: string, keys: RedisKeys): unkno
   if (error instanceof FerryError) return error
   const message = error instanceof Error ? error.message : String(error)
   const coded = /FERRY (\w+) ?(.*)/.exec(message)
-  if (coded?.[1] === 'schema_too_new') {
-    return new SchemaTooNewError(
-      `the Redis namespace has key layout version ${coded[2]}, newer than this Ferry's ${LATEST_VERSION}: upgrade Ferry`,
-    )
-  }
+  if (coded?.[1] === 'schema_too_new') return layoutVersions(keys).tooNew(Number(coded[2]))
   if (coded?.[1] === 'namespace_lost') {
-    // lua/prelude.lua: the namespace's instance marker is not the one this store opened.
+    // lua/lib/prelude.lua: the namespace's instance marker is not the one this store opened.
     const what =
       coded[2] === 'replaced'
         ? `its instance marker (${keys.instance}) is not the one this store opened: the server was emptied and another process has started a fresh namespace there since`
@@ -299,14 +262,14 @@ export class RedisStore implements Store {
   private stopSeen: string | null = null
   /**
    * The namespace's instance marker, read at open (lua/migrate.lua) and passed to every script,
-   * which refuses to run on a namespace with another or none (lua/prelude.lua). '' until then.
+   * which refuses to run on a namespace with another or none (lua/lib/prelude.lua). '' until then.
    */
   private instance = ''
   private readonly allowEviction: boolean
   /** The server's clock minus ours, from the last script that read TIME. */
   private clockOffsetMs = 0
   private closed = false
-  /** Where enqueues hand this store's waiters their jobs (lua/deliver.lua). */
+  /** Where enqueues hand this store's waiters their jobs (lua/lib/deliver.lua). */
   private readonly deliveryChannel: string
   /** This store's waiters that may be handed jobs, by waiter id. */
   private readonly deliveries = new Map<string, (jobs: Promise<ClaimedJob[]>) => void>()
@@ -437,12 +400,13 @@ export class RedisStore implements Store {
     this.assertOpen('migrate')
     // At open, the namespace's marker becomes this store's (a new one if it has none: a fresh
     // namespace). Later calls check it, as every script does.
-    const [fromVersion, toVersion, instance] = (await this.run('migrate', undefined, [
-      LATEST_VERSION,
+    const layouts = layoutVersions(this.keys)
+    const [fromVersion, , instance] = (await this.run('migrate', undefined, [
+      layouts.latest,
       randomBytes(16).toString('hex'),
     ])) as [number, number, string]
     this.instance = instance
-    return { fromVersion, toVersion, applied: KEY_LAYOUTS.slice(fromVersion, toVersion) }
+    return layouts.result(fromVersion)
   }
 
   async close(): Promise<void> {
@@ -583,7 +547,7 @@ export class RedisStore implements Store {
 
   /**
    * waitForWork, and with `claim`, waitForJobs: the waiter is registered (lua/wait-check.lua) so
-   * that an enqueue may hand it jobs (lua/deliver.lua) on this store's delivery channel.
+   * that an enqueue may hand it jobs (lua/lib/deliver.lua) on this store's delivery channel.
    */
   private wait(params: WaitParams, claim: WaitForJobsParams['claim'] | null): Promise<WaitForJobsResult> {
     this.assertOpen('waitForWork')
@@ -904,7 +868,7 @@ export class RedisStore implements Store {
 
   private async subscribe(): Promise<void> {
     if (this.subscribed === null) {
-      // Wake-ups and deliveries come on shard channels (lua/prelude.lua, lua/deliver.lua): on a
+      // Wake-ups and deliveries come on shard channels (lua/lib/prelude.lua, lua/lib/deliver.lua): on a
       // cluster, ioredis subscribes to them on the node that owns the namespace's slot, and
       // follows the slot if it moves.
       const subscriber =
@@ -950,7 +914,7 @@ export class RedisStore implements Store {
   }
 
   /**
-   * Jobs an enqueue claimed for one of this store's waiters (lua/deliver.lua): '<waiter id> <JSON
+   * Jobs an enqueue claimed for one of this store's waiters (lua/lib/deliver.lua): '<waiter id> <JSON
    * jobs>', or '<waiter id> #<id>,<id>…' when they were too large to send, to be read here.
    */
   private onDelivery(message: string): void {
@@ -1008,7 +972,7 @@ export class RedisStore implements Store {
         break
       }
       default:
-        // 'x' a stop request; 'l' a script found the namespace gone (lua/prelude.lua): the woken
+        // 'x' a stop request; 'l' a script found the namespace gone (lua/lib/prelude.lua): the woken
         // workers' next call says so, and they stop.
         this.hub.broadcast('notified')
     }
@@ -1048,14 +1012,10 @@ export class RedisStore implements Store {
     } catch (error) {
       throw toStoreError(error, 'open', this.keys)
     }
-    if (version > LATEST_VERSION) {
-      throw toStoreError(new Error(`FERRY schema_too_new ${version}`), 'open', this.keys)
-    }
-    if (version < LATEST_VERSION || instance === null) {
+    layoutVersions(this.keys).assertCurrent(version)
+    if (instance === null) {
       throw new MigrationRequiredError(
-        instance === null && version === LATEST_VERSION
-          ? `Redis namespace ${this.keys.namespace} has no instance marker (${this.keys.instance}; its keys were deleted or evicted): run ferry migrate`
-          : `Redis namespace ${this.keys.namespace} has key layout version ${version}; this Ferry needs ${LATEST_VERSION}: run ferry migrate`,
+        `Redis namespace ${this.keys.namespace} has no instance marker (${this.keys.instance}; its keys were deleted or evicted): run ferry migrate`,
       )
     }
     this.instance = instance
@@ -1267,15 +1227,12 @@ function mergeSettled(sent: readonly number[], reply: readonly number[], count: 
 
 /**
  * A job as the scripts return it: its id, then JOB_FIELDS in order, null where absent. The list is
- * read from lua/prelude.lua, so the scripts and this decoder cannot disagree on the order.
+ * lua/lib/prelude.lua's, generated at embed time, so the scripts and this decoder cannot disagree
+ * on the order.
  */
 type JobReply = readonly (string | number | null)[]
 
-const JOB_FIELDS: readonly string[] = (() => {
-  const line = /^local JOB_FIELDS = \{(.*)\}$/m.exec(lua.prelude)
-  if (line === null) throw new Error('lua/prelude.lua does not define JOB_FIELDS')
-  return [...line[1]!.matchAll(/'(\w+)'/g)].map((match) => match[1]!)
-})()
+const JOB_FIELDS: readonly string[] = jobFields
 
 /** Each field's position in a JobReply (the id is 0). */
 const AT = Object.fromEntries(JOB_FIELDS.map((field, i) => [field, i + 1])) as Record<string, number>

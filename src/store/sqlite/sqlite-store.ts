@@ -1,14 +1,7 @@
 import Database from 'better-sqlite3'
 import { chmodSync, closeSync, existsSync, openSync, statSync, type Stats } from 'node:fs'
 import { resolve } from 'node:path'
-import {
-  FerryError,
-  MigrationRequiredError,
-  SchemaTooNewError,
-  StoreClosedError,
-  StoreUnavailableError,
-  ValidationError,
-} from '../../core/errors.js'
+import { FerryError, StoreClosedError, StoreUnavailableError, ValidationError } from '../../core/errors.js'
 import { type ClaimedJob, type Job, type JobError, type JobId, type JobState } from '../../core/job.js'
 import type { Settlement } from '../../core/outcome.js'
 import { assertKnownKeys, assertQueueList, optionKeys } from '../../core/validate.js'
@@ -56,6 +49,7 @@ import {
   RECOVER_LIMIT_DEFAULT,
 } from '../params.js'
 import { WakeHub } from '../wake-hub.js'
+import { SchemaVersions } from '../kernel/migrations.js'
 import { migrations, sql } from './generated/assets.js'
 import { SqliteFileWatch } from './sqlite-file-watch.js'
 
@@ -127,7 +121,6 @@ interface JobRow {
 type Statement = Database.Statement<unknown[], unknown>
 type SqlName = keyof typeof sql
 
-const LATEST_VERSION = migrations.reduce((max, m) => Math.max(max, m.version), 0)
 const PURGE_CHUNK = 10_000
 /** Write transactions between two checks of the WAL's size. */
 const WAL_CHECK_EVERY = 256
@@ -155,6 +148,8 @@ export class SqliteStore implements Store {
     delivery: false,
   }
   readonly path: string
+  /** Its migrations, and the errors for a file too old or too new. */
+  private readonly versions: SchemaVersions<(typeof migrations)[number]>
   readonly durability: SqliteDurability
 
   private readonly db: Database.Database
@@ -231,6 +226,7 @@ export class SqliteStore implements Store {
       )
     }
     this.path = path
+    this.versions = new SchemaVersions(migrations, { subject: path, versionNoun: 'schema version' })
     this.absolutePath = resolve(path)
     this.durability = durability
     this.walLimitBytes = walLimitBytes
@@ -281,22 +277,14 @@ export class SqliteStore implements Store {
         'CREATE TABLE IF NOT EXISTS ferry_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT',
       )
       const fromVersion = this.schemaVersion()
-      if (fromVersion > LATEST_VERSION) {
-        throw new SchemaTooNewError(
-          `${this.path} has schema version ${fromVersion}, newer than this Ferry's ${LATEST_VERSION}: upgrade Ferry`,
-        )
-      }
-      const applied: string[] = []
       const record = this.db.prepare(
         'INSERT INTO ferry_migrations (version, name, applied_at) VALUES (?, ?, ?)',
       )
-      for (const migration of migrations) {
-        if (migration.version <= fromVersion) continue
+      for (const migration of this.versions.pending(fromVersion)) {
         this.db.exec(migration.sql)
         record.run(migration.version, migration.name, Date.now())
-        applied.push(migration.name)
       }
-      return { fromVersion, toVersion: Math.max(fromVersion, LATEST_VERSION), applied }
+      return this.versions.result(fromVersion)
     })
   }
 
@@ -814,17 +802,7 @@ export class SqliteStore implements Store {
   }
 
   private assertSchemaCurrent(): void {
-    const version = this.read(() => this.schemaVersion())
-    if (version > LATEST_VERSION) {
-      throw new SchemaTooNewError(
-        `${this.path} has schema version ${version}, newer than this Ferry's ${LATEST_VERSION}`,
-      )
-    }
-    if (version < LATEST_VERSION) {
-      throw new MigrationRequiredError(
-        `${this.path} has schema version ${version}; this Ferry needs ${LATEST_VERSION}: run ferry migrate`,
-      )
-    }
+    this.versions.assertCurrent(this.read(() => this.schemaVersion()))
   }
 
   private assertOpen(operation: string): void {

@@ -1,5 +1,5 @@
 -- claim: promotes due scheduled jobs and leases the next ready ones over every queue given, in one
--- call (migrations/0009_claim_by_name.sql, claim: FOR UPDATE SKIP LOCKED under a per-queue LIMIT,
+-- call (functions/claim.sql: FOR UPDATE SKIP LOCKED under a per-queue LIMIT,
 -- read from jobs_ready in claim order, or with names from jobs_ready_by_name, one range per name).
 -- Params: $1 queues[] (strict order), $2 limit, $3 lease_ms, $4 worker_id, $5 now (ms or NULL),
 --         $6 names[] (only jobs of these names; NULL: every name)

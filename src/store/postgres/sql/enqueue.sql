@@ -1,4 +1,4 @@
--- enqueue: a whole batch in one statement (migrations/0004_unique_keys_under_concurrency.sql, enqueue_batch), so the group
+-- enqueue: a whole batch in one statement (functions/enqueue-batch.sql), so the group
 -- commit of the Client costs one round trip and one commit however many jobs it carries.
 -- Params: $1 queue[], $2 name[], $3 payload[] (JSON text), $4 priority[], $5 run_at[] (ms or NULL),
 --         $6 delay_ms[] (used when run_at is NULL), $7 max_attempts[], $8 timeout_ms[], $9 unique_key[],

@@ -1,5 +1,4 @@
--- recoverExpired: leases that ran out go back in line (migrations/0005_leases_across_clock_steps.sql,
--- recover_expired): any of them (ids NULL), or only those given, each if still exactly as seen.
+-- recoverExpired: leases that ran out go back in line (functions/recover-expired.sql): any of them (ids NULL), or only those given, each if still exactly as seen.
 -- The usual answer (nothing expired) is one probe of jobs_active and writes nothing.
 -- Params: $1 now (ms or NULL), $2 limit, $3 id[] (or NULL), $4 lease_token[], $5 lease_expires_at[]
 -- Returns: id (text), state of each recovered job.

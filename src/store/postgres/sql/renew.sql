@@ -1,5 +1,5 @@
 -- renew: extends a batch of leases in one statement, fenced by the lease token, passing over rows
--- locked by another session (migrations/0006_rows_locked_elsewhere.sql, renew).
+-- locked by another session (functions/renew.sql).
 -- Params: $1 id[], $2 lease_token[], $3 lease_ms, $4 now (ms or NULL)
 -- Returns: ord (1-based) and result ('ok' | 'lease_lost' | 'locked') for every lease, in input order.
 SELECT r.ord, r.result FROM :"schema".renew($1::bigint[], $2::text[], $3::bigint, $4::bigint) AS r ORDER BY r.ord

@@ -1,5 +1,5 @@
 -- settleAndClaim: settle then claim in one transaction and one round trip
--- (migrations/0009_claim_by_name.sql, settle_and_claim).
+-- (functions/settle-and-claim.sql).
 -- Params: $1..$6 as settle.sql, $7 queues[], $8 limit, $9 lease_ms, $10 worker_id, $11 now (ms or NULL),
 --         $12 names[] (as claim.sql)
 -- Returns: lost and locked (positions of settlements, as settle.sql) and the columns of each claimed

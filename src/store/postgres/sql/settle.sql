@@ -1,5 +1,5 @@
 -- settle: every outcome of a batch in one statement, lease-fenced, passing over rows locked by
--- another session (migrations/0006_rows_locked_elsewhere.sql, settle).
+-- another session (functions/settle.sql).
 -- Params: $1 id[], $2 lease_token[], $3 kind[], $4 run_at[], $5 error[] (JSON text), $6 result[] (JSON
 --         text), $7 now (ms or NULL)
 -- Returns: lost, the 1-based positions of the items whose lease was lost, and locked, those whose

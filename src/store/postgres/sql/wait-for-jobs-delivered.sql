@@ -1,5 +1,5 @@
 -- waitForJobs: the jobs of a delivery too large for its notification, which named them by id
--- (migrations/0003_delivery.sql, deliver). They are leased to the waiter already; one that is no
+-- (functions/deliver.sql). They are leased to the waiter already; one that is no
 -- longer active (cancelled meanwhile) is left out.
 -- Params: $1 id[] (claim order)
 -- Returns: the rows, in the order of $1.

@@ -8,11 +8,17 @@
 --     (prelude.lua, ready_name_key), for claims with a names filter. Built here from the queues'
 --     ready zsets, in this one script: its time grows with the ready jobs, and the server serves
 --     nothing else meanwhile.
+-- include: lib/prelude.lua
 -- KEYS, ARGV 1-9: the common layout (prelude.lua). ARGV 8 is '' at open; a store that is open
---   already (migrate() called again) passes its marker, and the prelude checks it as for any script.
+--   already (migrate() called again) passes its marker, checked first, as namespace-check.lua does
+--   for every other script.
 -- ARGV FIRST: this Ferry's version; FIRST + 1: a new random id, the marker if the namespace has none.
 -- Returns: { fromVersion, toVersion, the namespace's instance marker }, or the errors
 --   'FERRY schema_too_new <version>' and 'FERRY namespace_lost …' (prelude.lua).
+if INSTANCE ~= '' then
+  local lost = namespace_lost()
+  if lost then return lost end
+end
 local latest = tonumber(ARGV[FIRST])
 local version = tonumber(redis.call('GET', K_SCHEMA) or '0')
 if version > latest then

@@ -5,6 +5,7 @@
 -- last error kept: it never ran. Otherwise the attempt stays counted; with attempts left the job is
 -- ready again at its old runAt (its place in line), else it is dead. Atomic, so sweeps on many
 -- workers at once recover each job once.
+-- include: lib/prelude.lua, lib/namespace-check.lua
 -- KEYS, ARGV 1-9: the common layout (prelude.lua).
 -- ARGV FIRST: limit; FIRST + 1: 'all', or 'leases' then three per lease: id, token, expiry.
 -- Returns: { {retried ids}, {dead ids} }.

@@ -2,6 +2,7 @@
 -- still be renewed, since nobody else can hold the job until recovery. A renewal also ends a
 -- delivery for good ('dv'): take-delivered.lua is not persisted, and one lost in a restart must
 -- not make a job that ran look never taken.
+-- include: lib/prelude.lua, lib/namespace-check.lua
 -- KEYS, ARGV 1-9: the common layout (prelude.lua).
 -- ARGV FIRST: leaseMs; then two per lease: id, lease token.
 -- Returns: { 1 (ok) | 0 (lease lost), ... } in input order. A job whose hash is gone (evicted)

@@ -1,7 +1,8 @@
--- settleAndClaim: settle.lua, then claim.lua, in one script: a busy worker's usual step costs one
--- round trip and one AOF write. Composed after settle.lua and claim.lua (their functions).
+-- settleAndClaim: settle_items, then claim_jobs, in one script: a busy worker's usual step costs one
+-- round trip and one AOF write.
+-- include: lib/prelude.lua, lib/namespace-check.lua, lib/settle-core.lua, lib/claim-core.lua
 -- KEYS, ARGV 1-9: the common layout (prelude.lua).
--- ARGV FIRST..: settle.lua's arguments, then claim.lua's.
+-- ARGV FIRST..: settle_items's arguments (lib/settle-core.lua), then claim_args's (lib/claim-core.lua).
 -- Returns: { now, settle results (as settle.lua), job1, job2, ... (as claim.lua) }.
 local settled, next_arg = settle_items(FIRST)
 local claimed = claim_jobs(claim_args(next_arg))

@@ -1,65 +1,9 @@
--- settle: applies a batch of settlements, each fenced by its lease token: an item whose job is not
--- active under that token changes nothing and reports lease lost.
--- Used alone (SCRIPT 'settle') and before claim.lua in settle-and-claim.lua.
+-- settle: applies a batch of settlements, each fenced by its lease token (lib/settle-core.lua).
+-- include: lib/prelude.lua, lib/namespace-check.lua, lib/settle-core.lua
 -- KEYS, ARGV 1-9: the common layout (prelude.lua).
--- ARGV (from the index given to settle_items): item count, then five per item:
---   kind ('completed'|'retry'|'snoozed'|'dead'), id, lease token,
---   runAt (retry, snoozed; else ''), data (completed: result JSON or '' for none; retry, dead:
---   the error JSON; snoozed: '')
--- Returns (alone): { 1 (ok) | 0 (lease lost), ... } in input order. A job whose hash is gone
---   (evicted) is lease lost too, and leaves the active zset and the jobs index (prelude.lua).
+-- ARGV FIRST..: settle_items's (lib/settle-core.lua).
+-- Returns: { 1 (ok) | 0 (lease lost), ... } in input order.
 -- Publishes: 'r<queue>' / 's<runAt> <queue>' for jobs put back in line.
-local function settle_items(i)
-  local count = tonumber(ARGV[i])
-  local results = {}
-  i = i + 1
-  for n = 1, count do
-    local kind, id, token, run_at, data = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
-    i = i + 5
-    local key = P_JOB .. id
-    local job = redis.call('HMGET', key, 's', 'lt', 'q', 'pr', 'n')
-    if not job[3] then
-      redis.call('ZREM', K_ACTIVE, id)
-      forget_job(id)
-      results[n] = 0
-    elseif job[1] ~= 'active' or job[2] ~= token then
-      results[n] = 0
-    else
-      local queue = job[3]
-      redis.call('ZREM', K_ACTIVE, id)
-      if kind == 'completed' then
-        -- The lease's fields and any earlier attempt's result go in one HDEL: one call less per job.
-        if data ~= '' then
-          redis.call('HDEL', key, 'lt', 'le', 'w', 'dv')
-          redis.call('HSET', key, 's', 'completed', 'r', data, 'f', NOW, 'u', NOW)
-        else
-          redis.call('HDEL', key, 'lt', 'le', 'w', 'dv', 'r')
-          redis.call('HSET', key, 's', 'completed', 'f', NOW, 'u', NOW)
-        end
-        redis.call('ZADD', P_COMPLETED .. queue, NOW, id)
-      elseif kind == 'dead' then
-        redis.call('HDEL', key, 'lt', 'le', 'w', 'dv')
-        redis.call('HSET', key, 's', 'dead', 'e', data, 'f', NOW, 'u', NOW)
-        redis.call('ZADD', P_DEAD .. queue, NOW, id)
-      else
-        local at = tonumber(run_at)
-        redis.call('HDEL', key, 'lt', 'le', 'w', 'dv')
-        redis.call('HSET', key, 'ra', at, 'u', NOW)
-        if kind == 'retry' then
-          redis.call('HSET', key, 'e', data)
-        else
-          redis.call('HINCRBY', key, 'a', -1)
-        end
-        put_back(key, id, queue, job[5], job[4], at)
-      end
-      results[n] = 1
-    end
-  end
-  return results, i
-end
-
-if SCRIPT == 'settle' then
-  local results = settle_items(FIRST)
-  publish_wakes()
-  return results
-end
+local results = settle_items(FIRST)
+publish_wakes()
+return results

@@ -1,5 +1,6 @@
 -- stats: jobs per queue and state (scheduled jobs already due count as ready), and the jobs that
 -- completed or went dead within the recent window. Read only.
+-- include: lib/prelude.lua, lib/namespace-check.lua
 -- KEYS, ARGV 1-9: the common layout (prelude.lua).
 -- ARGV FIRST: the recent window (ms).
 -- Returns: { queue, ready, scheduled, active, completed, dead, recentCompleted, recentDead, ... }

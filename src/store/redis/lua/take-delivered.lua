@@ -5,6 +5,7 @@
 -- lost in a restart or a failover only leaves the job a delivery again (until its first renewal,
 -- which is persisted and ends the delivery too: renew.lua), which recovery puts back in line.
 -- That keeps an fsync off the path from an enqueue to its handler, which delivery exists to shorten.
+-- include: lib/prelude.lua, lib/namespace-check.lua
 -- KEYS, ARGV 1-9: the common layout (prelude.lua).
 -- ARGV FIRST: leaseMs; then two per job: id, lease token.
 -- Returns: { 1 (taken) | 0 (not this worker's), ... } in input order.

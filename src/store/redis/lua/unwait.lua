@@ -1,5 +1,6 @@
 -- unwait: ends waiters' registrations (wait-check.lua): a wait that ended without a delivery, or
 -- every waiter of a store that is closing. Not persisted nor replicated (deliver.lua).
+-- include: lib/prelude.lua, lib/namespace-check.lua
 -- KEYS, ARGV 1-9: the common layout (prelude.lua).
 -- ARGV FIRST..: the waiter ids.
 -- Returns: how many were still registered (one that was not may have a delivery on its way).

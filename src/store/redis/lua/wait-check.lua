@@ -2,6 +2,7 @@
 -- job, or a scheduled one that is due)? Else, when is the next scheduled job of these queues due?
 -- And if the wait is a waitForJobs, registers the waiter for deliveries (deliver.lua), in the
 -- same step, so nothing enqueued between the check and the registration goes unseen.
+-- include: lib/prelude.lua, lib/namespace-check.lua
 -- KEYS, ARGV 1-9: the common layout (prelude.lua).
 -- ARGV FIRST: the waiter id, or '' for none; FIRST + 1: its registration (JSON, deliver.lua) or '';
 --   FIRST + 2: the names count (0: every name), then the names (WaitParams.names: only ready jobs

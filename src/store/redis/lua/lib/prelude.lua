@@ -1,6 +1,7 @@
--- prelude: put in front of every Ferry script (RedisStore composes them), after a first line that
--- sets SCRIPT to the script's name. It names the key layout every script shares, so no script
--- spells a key name: keys.ts builds them all and passes them in the same order every time.
+-- prelude: included first by every Ferry script (its `-- include:` line, resolved by
+-- scripts/embed-assets.mjs). It names the key layout every script shares, so no script spells a
+-- key name: keys.ts builds them all and passes them in the same order every time. JOB_FIELDS below
+-- is read from here at embed time too, so the store's decoder has the same list.
 -- KEYS (all under the namespace's hash tag, so one cluster slot):
 --   1 id counter (string, INCR)          2 jobs index (zset id -> id, for listJobs)
 --   3 active (zset leaseExpiresAt -> id) 4 queues (set of queue names)
@@ -33,7 +34,7 @@
 --   reach a key. Each ready job is in two: its queue's (ARGV 2 .. queue) and its queue's for its
 --   name (ARGV 2 .. queue .. ' ' .. name: ready_name_key; names have a queue's characters, so
 --   never a space), with the same entry. A claim with a names filter reads the first entries of
---   each name it asks for and merges them, whatever stands ahead in the queue (claim.lua).
+--   each name it asks for and merges them, whatever stands ahead in the queue (claim-core.lua).
 local K_ID, K_JOBS, K_ACTIVE, K_QUEUES, K_UNIQUE, K_STOP, K_SCHEMA, K_HAS_READY, K_HAS_SCHEDULED, K_WAITERS,
   K_INSTANCE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10],
   KEYS[11]
@@ -67,11 +68,6 @@ local function namespace_lost()
   return redis.error_reply('FERRY namespace_lost ' .. (instance and 'replaced' or 'missing'))
 end
 
--- Checked before anything else runs. migrate.lua at open (no marker yet) writes the marker instead.
-if SCRIPT ~= 'migrate' or INSTANCE ~= '' then
-  local lost = namespace_lost()
-  if lost then return lost end
-end
 
 -- unpack() of a list longer than Lua's C stack allows (LUAI_MAXCSTACK, 8,000) fails with 'too many
 -- results to unpack': a caller-sized list goes to a command in pieces of at most UNPACK_MAX.

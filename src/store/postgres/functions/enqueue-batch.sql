@@ -1,0 +1,155 @@
+-- enqueue_batch: inserts a batch in one statement, in input order; a job whose unique key is taken
+-- (also by an earlier job of the same batch) is not inserted and the holder's id is returned
+-- instead. With p_deliver, the ready jobs of the batch are first offered to waiting workers
+-- (deliver()), and only the queues that still have ready jobs are woken. Only the store's own
+-- enqueue passes true: not a transactional enqueue, nor the SQL enqueue(), whose caller's
+-- transaction may stay open long past the instant the leases would start from. The deliveries are
+-- notified before the wake-up, so a store that is sent both (its waiter handed jobs, and the queue
+-- still ready) hears of the delivery first. Without any waiter this costs one probe of the (small)
+-- waiters table.
+--
+-- A batch without unique keys (the usual one) cannot conflict, so it skips what the keys need: the
+-- speculative insertion of ON CONFLICT (one more WAL record per row), the materialised input sorted
+-- by position (spilled to disk past work_mem at 10,000 jobs of 520 B), and the joins that find each
+-- key's holder. Measured on a shared 2-core machine at load 7-9, 10,000 jobs of 520 B in one batch
+-- on a fresh schema (5 runs each): the backend's CPU time per batch, median, 630 ms with the keyed
+-- path for every batch, 550 ms with this one; bench postgres-enqueue run before/after/before/after:
+-- 0.926 s, 0.667 s, 0.950 s, 0.932 s.
+--
+-- Concurrent enqueues of one unique key, two faults found by four processes enqueueing
+-- overlapping keys at the same moment:
+-- - When a key's holder committed while this insert waited for it (ON CONFLICT waits for the
+--   inserting transaction, then skips the row), the holder is not in the statement's snapshot, so
+--   its id comes back NULL. The function looks again itself, in statements of its own (each takes a
+--   new snapshot under READ COMMITTED, the level of the store's own connections), so every id is
+--   known before it returns and a call that fails has written nothing. (A second query from the
+--   store, after the commit, once failed a committed call, and a caller that retried made
+--   duplicates.)
+-- - Two batches holding the same keys in different orders could each wait for the other's insert
+--   (a deadlock). Rows are inserted in unique-key order, so concurrent batches take their keys in
+--   one order.
+-- Ids are drawn from the sequence first, in input order, so each input row knows its id (also for
+-- the rare second insert). A key held by a transaction that has not committed yet (a caller's own
+-- BEGIN … enqueue …) is waited for: committed, its job is this item's (created false); rolled back,
+-- this item is inserted.
+-- Parameters: p_queue[], p_name[], p_payload[] (JSON text), p_priority[], p_run_at[] (ms or NULL),
+--             p_delay_ms[] (used when run_at is NULL), p_max_attempts[], p_timeout_ms[],
+--             p_unique_key[], p_now (ms, or NULL for the server's clock), p_deliver.
+-- Returns: one row per input job, in input order: id (for a job whose key was held, the holder's),
+--          created.
+-- Relies on: jobs_unique_key (ON CONFLICT), the jobs id sequence; waiters for delivery.
+-- Settings: jit = off, enable_seqscan = off (README.md).
+CREATE OR REPLACE FUNCTION :"schema".enqueue_batch(
+  p_queue text[], p_name text[], p_payload text[], p_priority integer[], p_run_at bigint[],
+  p_delay_ms bigint[], p_max_attempts integer[], p_timeout_ms integer[], p_unique_key text[], p_now bigint,
+  p_deliver boolean
+) RETURNS TABLE (id bigint, created boolean)
+LANGUAGE plpgsql
+SET jit = off
+SET enable_seqscan = off
+AS $$
+#variable_conflict use_column
+DECLARE
+  at bigint := coalesce(p_now, :"schema".now_ms());
+  seq regclass := (:'schema' || '.jobs_id_seq')::regclass;
+  ids bigint[];
+  created_flags boolean[];
+  ready_queues text[];
+  ready_count integer;
+  due_queues text[];
+  due_at bigint[];
+  drawn bigint[];
+  pos integer;
+  holder_id bigint;
+  job_run_at bigint;
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM unnest(p_unique_key) AS k WHERE k IS NOT NULL) THEN
+    ids := ARRAY(SELECT nextval(seq) FROM generate_series(1, cardinality(p_queue)));
+    INSERT INTO :"schema".jobs (id, queue, name, payload, state, priority, run_at, max_attempts, timeout_ms,
+                                created_at, updated_at)
+    SELECT i.id, i.queue, i.name, i.payload,
+           CASE WHEN coalesce(i.run_at, at + i.delay_ms) <= at THEN 'ready' ELSE 'scheduled' END,
+           i.priority, coalesce(i.run_at, at + i.delay_ms), i.max_attempts, i.timeout_ms, at, at
+    FROM unnest(ids, p_queue, p_name, p_payload, p_priority, p_run_at, p_delay_ms, p_max_attempts, p_timeout_ms)
+         AS i(id, queue, name, payload, priority, run_at, delay_ms, max_attempts, timeout_ms);
+    SELECT array_agg(DISTINCT d.queue) FILTER (WHERE d.run_at <= at),
+           count(*) FILTER (WHERE d.run_at <= at),
+           array_agg(d.queue) FILTER (WHERE d.run_at > at),
+           array_agg(d.run_at) FILTER (WHERE d.run_at > at)
+    INTO ready_queues, ready_count, due_queues, due_at
+    FROM (SELECT u.queue, coalesce(u.run_at, at + u.delay_ms) AS run_at
+          FROM unnest(p_queue, p_run_at, p_delay_ms) AS u(queue, run_at, delay_ms)) AS d;
+  ELSE
+    drawn := ARRAY(SELECT nextval(seq) FROM generate_series(1, cardinality(p_queue)));
+    WITH input AS (
+      SELECT drawn[i.ord] AS id, i.ord, i.queue, i.name, i.payload, i.priority,
+             coalesce(i.run_at, at + i.delay_ms) AS run_at, i.max_attempts, i.timeout_ms, i.unique_key
+      FROM unnest(p_queue, p_name, p_payload, p_priority, p_run_at, p_delay_ms, p_max_attempts, p_timeout_ms,
+                  p_unique_key) WITH ORDINALITY
+           AS i(queue, name, payload, priority, run_at, delay_ms, max_attempts, timeout_ms, unique_key, ord)
+    ), inserted AS (
+      INSERT INTO :"schema".jobs AS j (id, queue, name, payload, state, priority, run_at, max_attempts, timeout_ms,
+                                       unique_key, created_at, updated_at)
+      SELECT input.id, input.queue, input.name, input.payload,
+             CASE WHEN input.run_at <= at THEN 'ready' ELSE 'scheduled' END,
+             input.priority, input.run_at, input.max_attempts, input.timeout_ms, input.unique_key, at, at
+      FROM input ORDER BY input.unique_key, input.ord
+      ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL DO NOTHING
+      RETURNING j.id, j.queue, j.state, j.run_at, j.unique_key
+    ), result AS (
+      SELECT input.ord, coalesce(own.id, batch_holder.id, holder.id) AS id, own.id IS NOT NULL AS created
+      FROM input
+      LEFT JOIN inserted AS own ON own.id = input.id
+      LEFT JOIN inserted AS batch_holder ON own.id IS NULL AND batch_holder.unique_key = input.unique_key
+      LEFT JOIN :"schema".jobs AS holder ON own.id IS NULL AND batch_holder.id IS NULL
+                                        AND holder.unique_key = input.unique_key
+    )
+    SELECT (SELECT array_agg(r.id ORDER BY r.ord) FROM result AS r),
+           (SELECT array_agg(r.created ORDER BY r.ord) FROM result AS r),
+           (SELECT array_agg(DISTINCT s.queue) FROM inserted AS s WHERE s.state = 'ready'),
+           (SELECT count(*) FROM inserted AS s WHERE s.state = 'ready'),
+           (SELECT array_agg(s.queue) FROM inserted AS s WHERE s.state = 'scheduled'),
+           (SELECT array_agg(s.run_at) FROM inserted AS s WHERE s.state = 'scheduled')
+    INTO ids, created_flags, ready_queues, ready_count, due_queues, due_at;
+
+    -- NULL ids: keys whose holder committed while the insert waited for it. A new statement sees it.
+    FOR pos IN SELECT o FROM generate_subscripts(ids, 1) AS o WHERE ids[o] IS NULL LOOP
+      LOOP
+        SELECT j.id INTO holder_id FROM :"schema".jobs AS j WHERE j.unique_key = p_unique_key[pos];
+        EXIT WHEN FOUND;
+        -- Gone again (finished and purged meanwhile): the key is free, so this job takes it.
+        job_run_at := coalesce(p_run_at[pos], at + p_delay_ms[pos]);
+        INSERT INTO :"schema".jobs AS j (id, queue, name, payload, state, priority, run_at, max_attempts,
+                                         timeout_ms, unique_key, created_at, updated_at)
+        VALUES (drawn[pos], p_queue[pos], p_name[pos], p_payload[pos],
+                CASE WHEN job_run_at <= at THEN 'ready' ELSE 'scheduled' END, p_priority[pos], job_run_at,
+                p_max_attempts[pos], p_timeout_ms[pos], p_unique_key[pos], at, at)
+        ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL DO NOTHING
+        RETURNING j.id INTO holder_id;
+        IF FOUND THEN
+          created_flags[pos] := true;
+          IF job_run_at <= at THEN
+            ready_queues := array_append(ready_queues, p_queue[pos]);
+            ready_count := ready_count + 1;
+          ELSE
+            due_queues := array_append(due_queues, p_queue[pos]);
+            due_at := array_append(due_at, job_run_at);
+          END IF;
+          EXIT;
+        END IF;
+      END LOOP;
+      ids[pos] := holder_id;
+    END LOOP;
+  END IF;
+  IF p_deliver AND ready_queues IS NOT NULL
+     AND EXISTS (SELECT 1 FROM :"schema".waiters AS w WHERE w.queues && ready_queues) THEN
+    ready_queues := :"schema".deliver(ready_queues, ready_count, at);
+  END IF;
+  PERFORM :"schema".wake(ready_queues, due_queues, due_at);
+  IF created_flags IS NULL THEN
+    RETURN QUERY SELECT u.id, true FROM unnest(ids) AS u(id);
+  ELSE
+    RETURN QUERY SELECT * FROM unnest(ids, created_flags);
+  END IF;
+END
+$$;

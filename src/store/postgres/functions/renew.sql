@@ -1,0 +1,42 @@
+-- renew: extends a batch of leases, fenced by the lease token, passing over rows locked by another
+-- session (a statement that waited for one locked row held back every lease of the batch with it).
+-- An expired but not yet recovered lease may still be renewed, since nobody else can hold the job
+-- until recovery. A renewal also ends a delivery for good: take_delivered's commit is not flushed,
+-- and one lost in a server crash must not make a job that ran look never taken.
+-- Parameters: p_id[], p_lease_token[], p_lease_ms, p_now (ms or NULL).
+-- Returns: one row per input lease: its position (1-based) and 'ok', 'lease_lost' or 'locked'.
+-- Relies on: the primary key; FOR UPDATE SKIP LOCKED.
+-- Settings: jit = off, lock_timeout = '5s', enable_seqscan = off (README.md).
+CREATE OR REPLACE FUNCTION :"schema".renew(p_id bigint[], p_lease_token text[], p_lease_ms bigint, p_now bigint)
+RETURNS TABLE (ord integer, result text)
+LANGUAGE plpgsql
+SET jit = off
+SET lock_timeout = '5s'
+SET enable_seqscan = off
+AS $$
+#variable_conflict use_column
+DECLARE
+  at bigint := coalesce(p_now, :"schema".now_ms());
+  lockable bigint[];
+  renewed integer[];
+BEGIN
+  lockable := ARRAY(SELECT j.id FROM :"schema".jobs AS j WHERE j.id = ANY (p_id) FOR UPDATE SKIP LOCKED);
+  WITH done AS (
+    UPDATE :"schema".jobs AS j
+    SET lease_expires_at = at + p_lease_ms, updated_at = at, delivered = false
+    FROM unnest(p_id, p_lease_token) WITH ORDINALITY AS l(id, lease_token, ord)
+    WHERE j.id = l.id AND j.id = ANY (lockable) AND j.state = 'active' AND j.lease_token = l.lease_token
+    RETURNING l.ord
+  )
+  SELECT array_agg(done.ord::integer) INTO renewed FROM done;
+  RETURN QUERY
+  SELECT l.ord::integer,
+         CASE
+           WHEN l.ord = ANY (coalesce(renewed, '{}')) THEN 'ok'
+           WHEN l.id IS NOT NULL AND NOT l.id = ANY (lockable)
+                AND EXISTS (SELECT 1 FROM :"schema".jobs AS j WHERE j.id = l.id) THEN 'locked'
+           ELSE 'lease_lost'
+         END
+  FROM unnest(p_id) WITH ORDINALITY AS l(id, ord);
+END
+$$;
