@@ -6,38 +6,7 @@
  * own answers, not from assumptions about how fast a starved process runs.
  */
 import type { ClaimedJob } from '../src/core/job.js'
-import type {
-  CancelParams,
-  ClaimParams,
-  ClampLeasesParams,
-  FindExpiredLeasesParams,
-  FindExpiredLeasesResult,
-  TakeDeliveredParams,
-  EnqueueParams,
-  EnqueueResult,
-  Job,
-  JobPage,
-  ListJobsParams,
-  MigrateResult,
-  PurgeParams,
-  QueueStats,
-  RecoverParams,
-  RecoverResult,
-  RenewParams,
-  RequestStopParams,
-  RetryParams,
-  SettleAndClaimParams,
-  SettleAndClaimResult,
-  SettleParams,
-  SettleResult,
-  StatsParams,
-  Store,
-  StoreCapabilities,
-  WaitForJobsParams,
-  WaitForJobsResult,
-  WaitParams,
-  WakeReason,
-} from '../src/index.js'
+import { wrapStore, type SettleResult, type Store } from '../src/index.js'
 import type { Settlement } from '../src/core/outcome.js'
 import type { History } from './history.js'
 
@@ -70,96 +39,14 @@ export type WorkerRecord =
   | { e: 'recover'; retried: string[]; dead: string[]; t0: number; t1: number }
   | { e: 'stopped'; t: number }
 
-export class RecordingStore implements Store {
-  /** Jobs handed by waitForJobs and not taken yet, by lease token. */
-  private readonly delivered = new Map<string, ClaimedJob>()
+/** The store, each call passed through, with its hot-path answers written to the history. */
+export function recordingStore(inner: Store, history: History): Store {
+  /** Jobs handed by waitForWork and not taken yet, by lease token. */
+  const delivered = new Map<string, ClaimedJob>()
 
-  constructor(
-    private readonly inner: Store,
-    private readonly history: History,
-  ) {}
-
-  get kind(): string {
-    return this.inner.kind
-  }
-
-  get capabilities(): StoreCapabilities {
-    return this.inner.capabilities
-  }
-
-  async claim(params: ClaimParams): Promise<ClaimedJob[]> {
-    const t0 = Date.now()
-    const jobs = await this.inner.claim(params)
-    this.recordClaims(jobs, t0, Date.now())
-    return jobs
-  }
-
-  /** Jobs an enqueue handed a waiting worker start only once it took them (takeDelivered). */
-  async waitForJobs(params: WaitForJobsParams): Promise<WaitForJobsResult> {
-    if (this.inner.waitForJobs === undefined) throw new Error(`${this.inner.kind} has no waitForJobs`)
-    const result = await this.inner.waitForJobs(params)
-    for (const job of result.jobs) this.delivered.set(job.leaseToken, job)
-    return result
-  }
-
-  /**
-   * A delivered job taken is a claim, sent when the take was: its lease ran at least to the
-   * delivery's expiry, and the take renewed it from the moment it was sent. One not taken never
-   * ran here.
-   */
-  async takeDelivered(params: TakeDeliveredParams): Promise<SettleResult[]> {
-    if (this.inner.takeDelivered === undefined) throw new Error(`${this.inner.kind} has no takeDelivered`)
-    const t0 = Date.now()
-    const results = await this.inner.takeDelivered(params)
-    const t1 = Date.now()
-    params.leases.forEach(({ leaseToken }, i) => {
-      const job = this.delivered.get(leaseToken)
-      this.delivered.delete(leaseToken)
-      if (job === undefined || results[i] !== 'ok') return
-      this.recordClaims([job], t0, t1)
-      this.history.write({ e: 'renew', id: job.id, token: leaseToken, result: 'ok', t0, t1 })
-    })
-    return results
-  }
-
-  async settle(params: SettleParams): Promise<SettleResult[]> {
-    const t0 = Date.now()
-    const results = await this.inner.settle(params)
-    this.recordSettlements(params.settlements, results, t0, Date.now())
-    return results
-  }
-
-  async settleAndClaim(params: SettleAndClaimParams): Promise<SettleAndClaimResult> {
-    const t0 = Date.now()
-    const result = await this.inner.settleAndClaim(params)
-    const t1 = Date.now()
-    this.recordSettlements(params.settlements, result.settled, t0, t1)
-    this.recordClaims(result.claimed, t0, t1)
-    return result
-  }
-
-  async renew(params: RenewParams): Promise<SettleResult[]> {
-    const t0 = Date.now()
-    const results = await this.inner.renew(params)
-    const t1 = Date.now()
-    params.leases.forEach(({ id, leaseToken }, i) =>
-      this.history.write({ e: 'renew', id, token: leaseToken, result: results[i]!, t0, t1 }),
-    )
-    return results
-  }
-
-  async recoverExpired(params?: RecoverParams): Promise<RecoverResult> {
-    const t0 = Date.now()
-    const result = await this.inner.recoverExpired(params)
-    if (result.retried.length + result.dead.length > 0) {
-      this.history.write({ e: 'recover', retried: result.retried, dead: result.dead, t0, t1: Date.now() })
-    }
-    return result
-  }
-
-  private recordClaims(jobs: readonly ClaimedJob[], t0: number, t1: number): void {
+  const recordClaims = (jobs: readonly ClaimedJob[], t0: number, t1: number): void => {
     for (const job of jobs) {
-      this.history.write({
+      history.write({
         e: 'start',
         id: job.id,
         token: job.leaseToken,
@@ -172,58 +59,71 @@ export class RecordingStore implements Store {
     }
   }
 
-  private recordSettlements(
+  const recordSettlements = (
     settlements: readonly Settlement[],
     results: readonly SettleResult[],
     t0: number,
     t1: number,
-  ): void {
+  ): void => {
     settlements.forEach(({ id, leaseToken, kind }, i) =>
-      this.history.write({ e: 'settle', id, token: leaseToken, kind, result: results[i]!, t0, t1 }),
+      history.write({ e: 'settle', id, token: leaseToken, kind, result: results[i]!, t0, t1 }),
     )
   }
 
-  // The rest passes through unrecorded.
-  findExpiredLeases(params?: FindExpiredLeasesParams): Promise<FindExpiredLeasesResult> {
-    return this.inner.findExpiredLeases(params)
-  }
-  clampLeases(params?: ClampLeasesParams): Promise<number> {
-    return this.inner.clampLeases(params)
-  }
-  migrate(): Promise<MigrateResult> {
-    return this.inner.migrate()
-  }
-  close(): Promise<void> {
-    return this.inner.close()
-  }
-  enqueue(params: EnqueueParams): Promise<EnqueueResult[]> {
-    return this.inner.enqueue(params)
-  }
-  waitForWork(params: WaitParams): Promise<WakeReason> {
-    return this.inner.waitForWork(params)
-  }
-  getJob(id: string): Promise<Job | null> {
-    return this.inner.getJob(id)
-  }
-  listJobs(params?: ListJobsParams): Promise<JobPage> {
-    return this.inner.listJobs(params)
-  }
-  stats(params?: StatsParams): Promise<QueueStats[]> {
-    return this.inner.stats(params)
-  }
-  retry(params: RetryParams): Promise<number> {
-    return this.inner.retry(params)
-  }
-  cancel(params: CancelParams): Promise<number> {
-    return this.inner.cancel(params)
-  }
-  purge(params: PurgeParams): Promise<number> {
-    return this.inner.purge(params)
-  }
-  requestStop(params?: RequestStopParams): Promise<void> {
-    return this.inner.requestStop(params)
-  }
-  stopRequestedAt(): Promise<number | null> {
-    return this.inner.stopRequestedAt()
-  }
+  return wrapStore(inner, {
+    async around(call) {
+      const t0 = Date.now()
+      switch (call.method) {
+        case 'claim': {
+          const jobs = await call.next()
+          recordClaims(jobs, t0, Date.now())
+          return jobs
+        }
+        case 'waitForWork': {
+          // Jobs an enqueue handed a waiting worker start only once it took them (renew, delivered).
+          const result = await call.next()
+          for (const job of result.jobs) delivered.set(job.leaseToken, job)
+          return result
+        }
+        case 'settle': {
+          const result = await call.next()
+          const t1 = Date.now()
+          recordSettlements(call.params.settlements, result.settled, t0, t1)
+          recordClaims(result.claimed, t0, t1)
+          return result
+        }
+        case 'renew': {
+          const results = await call.next()
+          const t1 = Date.now()
+          if (call.params.delivered === true) {
+            // A delivered job taken is a claim, sent when the take was: its lease ran at least to
+            // the delivery's expiry, and the take renewed it from the moment it was sent. One not
+            // taken never ran here.
+            call.params.leases.forEach(({ leaseToken }, i) => {
+              const job = delivered.get(leaseToken)
+              delivered.delete(leaseToken)
+              if (job === undefined || results[i] !== 'ok') return
+              recordClaims([job], t0, t1)
+              history.write({ e: 'renew', id: job.id, token: leaseToken, result: 'ok', t0, t1 })
+            })
+          } else {
+            call.params.leases.forEach(({ id, leaseToken }, i) =>
+              history.write({ e: 'renew', id, token: leaseToken, result: results[i]!, t0, t1 }),
+            )
+          }
+          return results
+        }
+        case 'recoverExpired': {
+          const result = await call.next()
+          if (result.retried.length + result.dead.length > 0) {
+            history.write({ e: 'recover', retried: result.retried, dead: result.dead, t0, t1: Date.now() })
+          }
+          return result
+        }
+        default:
+          // The rest passes through unrecorded.
+          return call.next()
+      }
+    },
+  })
 }

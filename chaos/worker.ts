@@ -1,6 +1,6 @@
 /**
  * One chaos worker process: a Worker (inline strategy, the chaos handler module from its own
- * configuration) over a RecordingStore, so its history holds every lease fact the store gave it.
+ * configuration) over a recording store (recording-store.ts), so its history holds every lease fact the store gave it.
  * SIGTERM stops it gracefully; the nemesis SIGKILLs and SIGSTOPs it.
  *
  *   node worker.js --store <url> --history <file> --name <w1> --handlers <module>
@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util'
 import { openStore, Worker } from '../src/index.js'
 import { LEASE_MS, QUEUES, RECOVER_INTERVAL_MS, WORKER_CONCURRENCY } from './config.js'
 import { History } from './history.js'
-import { RecordingStore, type WorkerRecord } from './recording-store.js'
+import { recordingStore, type WorkerRecord } from './recording-store.js'
 
 const { values } = parseArgs({
   options: {
@@ -30,7 +30,7 @@ const history = new History(historyPath)
 const record = (entry: WorkerRecord): void => history.write(entry)
 const store = await openStore(url)
 const worker = new Worker({
-  store: new RecordingStore(store, history),
+  store: recordingStore(store, history),
   handlers,
   queues: [...QUEUES],
   concurrency: WORKER_CONCURRENCY,

@@ -22,6 +22,6 @@ worker.on('job:completed', (job) => {
 await worker.start()
 await worker.stopped
 
-const { state, attempts, result } = (await store.getJob(id))!
+const { state, attempts, result } = (await store.listJobs({ ids: [id] })).jobs[0]!
 console.log(`job ${id}: ${state} after ${attempts} attempt(s), result ${JSON.stringify(result)}`)
 await store.close()

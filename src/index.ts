@@ -6,9 +6,7 @@ export type { Settlement, SettlementKind } from './core/outcome.js'
 export type { JobContext, JobHandler, JobHandlers, PayloadOf } from './core/handler.js'
 export { defineJobs, snooze, permanentFailure, JobSnooze, JobPermanentFailure } from './core/handler.js'
 export { backoffMs, DEFAULT_BACKOFF, type BackoffOptions } from './core/backoff.js'
-export { ManualClock, systemClock, type Clock } from './core/clock.js'
 export { parseDuration, parseByteSize } from './core/duration.js'
-export { newLeaseToken, type LeaseToken } from './core/lease.js'
 export {
   normalizeJob,
   serializePayload,
@@ -18,6 +16,8 @@ export {
 } from './core/validate.js'
 export type * from './store/store.js'
 export { openStore, migrateStore, DEFAULT_STORE_URL, type OpenStoreOptions } from './store/open-store.js'
+export { STORE_METHODS } from './store/store.js'
+export { wrapStore, type StoreCall, type StoreHooks } from './store/wrap-store.js'
 export * from './admin/index.js'
 export { Client, createClient, type ClientOptions, type JobSpec } from './client/client.js'
 export { toJobError } from './core/job-error.js'

@@ -71,7 +71,7 @@ test('retryJobs, cancelJobs, purgeJobs and stopWorkers say what they did', async
   assert.equal(await getJob(store, { id: dead }), null)
   assert.equal((await getJob(store, { id: ready }))?.state, 'ready')
   const { stopRequestedAt } = await stopWorkers(store)
-  assert.equal(stopRequestedAt, await store.stopRequestedAt())
+  assert.equal(stopRequestedAt, (await store.control()).stopRequestedAt)
 })
 
 test('a bad param is a ValidationError naming it, and nothing is changed', async (t) => {
@@ -92,7 +92,7 @@ test('a bad param is a ValidationError naming it, and nothing is changed', async
     await assert.rejects(call(), (error) => error instanceof ValidationError && error.field === field)
   }
   assert.equal((await getJob(store, { id: dead }))?.state, 'dead')
-  assert.equal(await store.stopRequestedAt(), null)
+  assert.equal((await store.control()).stopRequestedAt, null)
 })
 
 test('withStore closes the store whether its work returns or throws', async (t) => {

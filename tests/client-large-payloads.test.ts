@@ -14,6 +14,7 @@ import { DEFAULT_MAX_PAYLOAD_BYTES } from '../src/core/job.js'
 import { ValidationError } from '../src/core/errors.js'
 import { STORES, freshStore } from './helpers/stores.js'
 import { defer } from './helpers/worker-helpers.js'
+import { getJob } from './helpers/store-calls.js'
 
 const CONCURRENT = 600
 /** A payload whose JSON is exactly the largest the client accepts by default: 1 MiB. */
@@ -34,7 +35,7 @@ for (const storeUnderTest of STORES) {
       assert.equal(stats?.queue, 'large')
       assert.equal(stats?.ready, CONCURRENT)
       for (const { id } of [results[0]!, results[CONCURRENT - 1]!]) {
-        assert.equal((await store.getJob(id))?.payload, LARGEST, `job ${id} is stored whole`)
+        assert.equal((await getJob(store, id))?.payload, LARGEST, `job ${id} is stored whole`)
       }
     })
 

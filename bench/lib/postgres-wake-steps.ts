@@ -48,7 +48,7 @@ await withBenchSchema(async (bench) => {
     for (const path of ['delivery', 'notify'] as const) {
       const woken =
         path === 'delivery'
-          ? worker.waitForJobs({ queues, claim }).then(({ jobs }) => jobs)
+          ? worker.waitForWork({ queues, claim }).then(({ jobs }) => jobs)
           : worker.waitForWork({ queues }).then(() => [])
       await sleep(5 + Math.random() * 15)
       const job = normalizeJob('bench.steps', { i }, undefined, { maxPayloadBytes: 1 << 20 })

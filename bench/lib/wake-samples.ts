@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Client } from '../../src/client/client.js'
 import type { ChildWorker } from './child-worker.js'
+import { getJob } from '../../tests/helpers/store-calls.js'
 
 /** Samples before the counted ones: the first enqueue and claim prepare their statements. */
 const WARMUP_SAMPLES = 2
@@ -78,7 +79,7 @@ async function withTimeout<T>(promise: Promise<T>, what: string, child: ChildWor
 async function untilCompleted(client: Client, id: string, child: ChildWorker): Promise<void> {
   const deadline = Date.now() + SAMPLE_TIMEOUT_MS
   for (;;) {
-    const job = await client.store.getJob(id)
+    const job = await getJob(client.store, id)
     if (job?.state === 'completed') return
     if (job !== null && job.state !== 'active' && job.state !== 'ready') {
       throw new Error(`job ${id} ended ${job.state}: ${JSON.stringify(job.lastError)}`)

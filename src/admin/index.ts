@@ -21,5 +21,6 @@ export {
   type RetryJobsResult,
   type CancelJobsResult,
   type PurgeJobsResult,
+  type StopWorkersParams,
   type StopWorkersResult,
 } from './manage.js'

@@ -13,7 +13,8 @@ export { LIST_LIMIT_DEFAULT }
 /**
  * The store's listJobs without its page size: `limit` may be any positive integer (default 50),
  * and as many store pages as it takes are read. `nextCursor` is null when no more jobs match, and
- * otherwise goes on where this list stopped, as the store's does.
+ * otherwise goes on where this list stopped, as the store's does. With `ids`, those jobs (one
+ * store call, which ignores the limit).
  */
 export async function listJobs(store: Store, params: ListJobsParams = {}): Promise<JobPage> {
   // The filters and the cursor are the store's to check, on the first page, before anything is read.
@@ -40,7 +41,8 @@ export interface GetJobParams {
 /** One job with every field (its last error, its result, its lease), or null when none has that id. */
 export async function getJob(store: Store, { id }: GetJobParams): Promise<Job | null> {
   assertJobIds([id], 'id')
-  return store.getJob(id)
+  const [job] = (await store.listJobs({ ids: [id] })).jobs
+  return job ?? null
 }
 
 /** The throughput window: one minute, so the recent counts read directly as a per-minute rate. */

@@ -2,13 +2,8 @@
 // `stop-workers` do, and a dashboard's bulk actions. Each takes an open store and the store's own
 // params, refuses bad ones before anything changes (a malformed job id included, which the store
 // would skip in silence), and says what it did as plain data.
-import {
-  checkCancelParams,
-  checkPurgeParams,
-  checkRequestStopParams,
-  checkRetryParams,
-} from '../store/params.js'
-import type { CancelParams, PurgeParams, RequestStopParams, RetryParams, Store } from '../store/store.js'
+import { checkCancelParams, checkControlParams, checkPurgeParams, checkRetryParams } from '../store/params.js'
+import type { CancelParams, ControlParams, PurgeParams, RetryParams, Store } from '../store/store.js'
 import { assertJobIds } from './job-ids.js'
 
 export interface RetryJobsResult {
@@ -45,15 +40,18 @@ export async function purgeJobs(store: Store, params: PurgeParams): Promise<Purg
   return { deletedCount: await store.purge(params) }
 }
 
+/** The control call's params less the request, which stopWorkers always makes. */
+export type StopWorkersParams = Omit<ControlParams, 'requestStop'>
+
 export interface StopWorkersResult {
   /** The stop request now in force (epoch ms): workers started before it stop. */
   stopRequestedAt: number
 }
 
 /** Asks every worker on the store, in any process, to stop after its running jobs. */
-export async function stopWorkers(store: Store, params: RequestStopParams = {}): Promise<StopWorkersResult> {
-  checkRequestStopParams(params)
-  await store.requestStop(params)
-  // Read back rather than taken from our clock: the store keeps a newer request if one was made.
-  return { stopRequestedAt: (await store.stopRequestedAt())! }
+export async function stopWorkers(store: Store, params: StopWorkersParams = {}): Promise<StopWorkersResult> {
+  checkControlParams(params)
+  // The store's answer rather than our clock: it keeps a newer request if one was made.
+  const { stopRequestedAt } = await store.control({ ...params, requestStop: true })
+  return { stopRequestedAt: stopRequestedAt! }
 }

@@ -10,6 +10,7 @@ import {
   type EnqueueOptions,
 } from '../core/validate.js'
 import type { CallerTransaction, EnqueueResult, Store } from '../store/store.js'
+import { transactionRefused } from '../store/params.js'
 
 /**
  * What a job adds to an enqueue call beyond its payload, names and unique key: the numbers,
@@ -159,14 +160,9 @@ export class Client<Jobs extends JobHandlers = JobHandlers> {
 
   private enqueueInTransaction(tx: CallerTransaction, jobs: NewJob[]): Promise<EnqueueResult[]> {
     const { store } = this
-    if (!store.capabilities.transactionalEnqueue || store.enqueueInTransaction === undefined) {
-      throw new ValidationError(
-        'invalid_option',
-        'tx',
-        `the ${store.kind} store cannot enqueue inside a transaction of yours (PostgreSQL can)`,
-      )
-    }
-    return store.enqueueInTransaction({ tx, jobs })
+    // Refused here too, before group commit could have joined it to other callers' jobs.
+    if (!store.capabilities.transactionalEnqueue) throw transactionRefused(store.kind)
+    return store.enqueue({ jobs, tx })
   }
 
   /** Waits for enqueues in flight; does not close the store (the caller owns it). */

@@ -9,9 +9,9 @@ import { assertInteger, assertKnownKeys, assertName, assertQueueList, optionKeys
 import type {
   CancelParams,
   ClaimParams,
+  ControlParams,
   ListJobsParams,
   PurgeParams,
-  RequestStopParams,
   RetryParams,
   StatsParams,
 } from './store.js'
@@ -32,12 +32,18 @@ export function checkClaimParams({ queues, names, limit, leaseMs, workerId }: Cl
 
 // The admin calls' parameters, each checked for unknown keys: a misspelt filter must not widen what
 // the call touches (`purge({ state: 'dead', olderThan: … })` would otherwise delete every dead job).
-const LIST_JOBS_KEYS = optionKeys<ListJobsParams>({ state: true, queue: true, limit: true, cursor: true })
+const LIST_JOBS_KEYS = optionKeys<ListJobsParams>({
+  ids: true,
+  state: true,
+  queue: true,
+  limit: true,
+  cursor: true,
+})
 const STATS_KEYS = optionKeys<StatsParams>({ now: true, recentWindowMs: true })
 const RETRY_KEYS = optionKeys<RetryParams>({ ids: true, allDead: true, queue: true, now: true })
 const CANCEL_KEYS = optionKeys<CancelParams>({ ids: true, now: true })
 const PURGE_KEYS = optionKeys<PurgeParams>({ state: true, olderThanMs: true, queue: true, now: true })
-const REQUEST_STOP_KEYS = optionKeys<RequestStopParams>({ now: true })
+const CONTROL_KEYS = optionKeys<ControlParams>({ requestStop: true, now: true })
 
 /**
  * A claim's or a wait's `names` filter: absent (every name), or a non-empty list of job names
@@ -57,13 +63,27 @@ export function checkNames(names: readonly string[] | undefined): void {
   })
 }
 
-/** listJobs's filters checked, with the default limit filled in; `isJobId` is the store's own. */
+/**
+ * listJobs's filters checked: either the ids asked for, those of no valid form left out, or the
+ * filters with the default limit filled in. `isJobId` is the store's own.
+ */
 export function checkListJobsParams(
   params: ListJobsParams,
   isJobId: (id: unknown) => boolean,
-): ListJobsParams & { limit: number } {
+): { ids: string[] } | (Omit<ListJobsParams, 'ids'> & { ids?: undefined; limit: number }) {
   assertKnownKeys(params, LIST_JOBS_KEYS, '')
-  const { state, queue, limit = LIST_LIMIT_DEFAULT, cursor } = params
+  const { ids, state, queue, limit = LIST_LIMIT_DEFAULT, cursor } = params
+  if (ids !== undefined) {
+    if (!Array.isArray(ids)) throw new ValidationError('invalid_option', 'ids', 'must be an array of job ids')
+    if (state !== undefined || queue !== undefined || cursor !== undefined) {
+      throw new ValidationError(
+        'invalid_option',
+        'ids',
+        'lists exactly the jobs asked for: it cannot be combined with state, queue or cursor',
+      )
+    }
+    return { ids: ids.filter((id): id is string => isJobId(id)) }
+  }
   if (state !== undefined && !JOB_STATES.includes(state)) {
     throw new ValidationError('invalid_option', 'state', `must be one of ${JOB_STATES.join(', ')}`)
   }
@@ -105,8 +125,29 @@ export function checkPurgeParams(params: PurgeParams): void {
   if (queue !== undefined) assertName(queue, 'queue')
 }
 
-export function checkRequestStopParams(params: RequestStopParams): void {
-  assertKnownKeys(params, REQUEST_STOP_KEYS, '')
+export function checkControlParams(params: ControlParams): void {
+  assertKnownKeys(params, CONTROL_KEYS, '')
+}
+
+/**
+ * The `tx` of an enqueue on a store that cannot join the caller's transaction: the Client refuses
+ * it before it reaches the store, and the store refuses it the same way when called directly.
+ */
+export function transactionRefused(kind: string): ValidationError {
+  return new ValidationError(
+    'invalid_option',
+    'tx',
+    `the ${kind} store cannot enqueue inside a transaction of yours (PostgreSQL can)`,
+  )
+}
+
+/** `claim` on a wait, or `delivered` on a renew, to a store without `capabilities.delivery`. */
+export function deliveryRefused(kind: string, field: 'claim' | 'delivered'): ValidationError {
+  return new ValidationError(
+    'invalid_option',
+    field,
+    `the ${kind} store does not hand jobs to waiting workers (capabilities.delivery is false)`,
+  )
 }
 
 /** A claim's limit, a lease's length: the stores' most frequent integer check, named once. */
@@ -125,11 +166,6 @@ export function assertInstant(value: unknown, field: string): void {
   if (typeof value !== 'number' || !Number.isFinite(value)) {
     throw new ValidationError('invalid_run_at', field, 'must be epoch milliseconds')
   }
-}
-
-/** Job ids are decimal digits: compare them as numbers, shorter first, without parsing. */
-export function compareIds(a: string, b: string): number {
-  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0)
 }
 
 export function messageOf(error: unknown): string {

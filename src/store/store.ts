@@ -12,7 +12,7 @@ import type { Settlement } from '../core/outcome.js'
 export interface StoreCapabilities {
   /** How a waiting worker learns of work enqueued by another process. */
   crossProcessWake: 'file-watch' | 'listen-notify' | 'pubsub'
-  /** Whether enqueue can join a transaction of the caller's own. */
+  /** Whether enqueue accepts `tx`: a transaction of the caller's own to join. */
   transactionalEnqueue: boolean
   /**
    * How the Client's group commit cuts what it gathered in one tick: at most `maxItems` jobs and
@@ -26,9 +26,10 @@ export interface StoreCapabilities {
    */
   enqueueBatch: { maxItems: number; maxBytes: number; maxCallBytes: number; maxInFlight: number }
   /**
-   * Whether `waitForJobs` exists: an enqueue that finds a worker waiting claims jobs for it in its
-   * own commit and sends them with the wake-up, so the worker starts them without a claim of its
-   * own (one round trip and one durable write fewer between an enqueue and its handler).
+   * Whether waitForWork accepts `claim` and renew accepts `delivered`: an enqueue that finds a
+   * worker waiting claims jobs for it in its own commit and sends them with the wake-up, so the
+   * worker starts them without a claim of its own (one round trip and one durable write fewer
+   * between an enqueue and its handler).
    */
   delivery: boolean
 }
@@ -46,6 +47,12 @@ export interface MigrateResult {
 
 export interface EnqueueParams {
   jobs: readonly NewJob[]
+  /**
+   * Only with `capabilities.transactionalEnqueue` (else a ValidationError on `tx`): enqueue inside
+   * this transaction of the caller's, so the jobs exist if and only if it commits (workers are
+   * woken on commit). Such a call bypasses group commit: the caller's transaction is the batch.
+   */
+  tx?: CallerTransaction
   now?: number
 }
 
@@ -54,10 +61,6 @@ export interface EnqueueParams {
  * PoolClient running the caller's BEGIN … COMMIT. Opaque to everything but that store.
  */
 export type CallerTransaction = object
-
-export interface EnqueueInTransactionParams extends EnqueueParams {
-  tx: CallerTransaction
-}
 
 export interface EnqueueResult {
   id: JobId
@@ -84,7 +87,19 @@ export interface ClaimParams {
 
 export interface SettleParams {
   settlements: readonly Settlement[]
+  /**
+   * Claimed after the settlements are applied, in the same transaction and round trip (its `now`
+   * is ignored): a busy worker's usual step, which costs one commit (one fsync) instead of two.
+   */
+  claim?: ClaimParams
   now?: number
+}
+
+export interface SettleBatchResult {
+  /** One per settlement, in input order. */
+  settled: SettleResult[]
+  /** What `claim` took, in claim order; empty without it. */
+  claimed: ClaimedJob[]
 }
 
 /**
@@ -95,22 +110,17 @@ export interface SettleParams {
  */
 export type SettleResult = 'ok' | 'lease_lost' | 'locked'
 
-export interface SettleAndClaimParams {
-  settlements: readonly Settlement[]
-  /** Claimed after the settlements are applied, in the same transaction (its `now` is ignored). */
-  claim: ClaimParams
-  now?: number
-}
-
-export interface SettleAndClaimResult {
-  /** One per settlement, in input order. */
-  settled: SettleResult[]
-  claimed: ClaimedJob[]
-}
-
 export interface RenewParams {
   leases: readonly { id: JobId; leaseToken: string }[]
+  /** The new lease, from now. */
   leaseMs: number
+  /**
+   * Only with `capabilities.delivery` (else a ValidationError on `delivered`): these are jobs a
+   * waitForWork was handed, with the tokens it was handed them with, and the worker takes them
+   * before it starts them: 'ok' replaces the short delivery lease with the worker's own;
+   * 'lease_lost' means the waiter took too long and the job went back in line (do not run it).
+   */
+  delivered?: boolean
   now?: number
 }
 
@@ -150,6 +160,13 @@ export interface RecoverParams {
    * renewed since) and has run out. Without it: every lease that has run out.
    */
   leases?: readonly LeaseSeen[]
+  /**
+   * First, in the same call, move the leases renewed at a later time than now, which only a clock
+   * that went back can show: each to expire its own length from now (a dead worker's job would
+   * otherwise wait for the clock to catch up). The recoverer asks for it at start and after it
+   * saw the store's clock step back.
+   */
+  clampLeases?: boolean
 }
 
 export interface RecoverResult {
@@ -157,18 +174,8 @@ export interface RecoverResult {
   retried: JobId[]
   /** Jobs that had no attempts left. */
   dead: JobId[]
-}
-
-export interface ClampLeasesParams {
-  now?: number
-}
-
-export interface TakeDeliveredParams {
-  /** The jobs a waitForJobs was handed, with the tokens it was handed them with. */
-  leases: readonly { id: JobId; leaseToken: string }[]
-  /** The worker's own lease, which replaces the short one of the delivery. */
-  leaseMs: number
-  now?: number
+  /** Leases moved by `clampLeases`; 0 without it. */
+  clamped: number
 }
 
 export interface WaitParams {
@@ -181,30 +188,35 @@ export interface WaitParams {
   signal?: AbortSignal
   /** Give up after this long; default: wait until something happens. */
   timeoutMs?: number
-}
-
-export interface WaitForJobsParams extends WaitParams {
   /**
-   * What this waiter would claim: while it waits, an enqueue may claim up to `limit` jobs of its
-   * queues and names for it, exactly as claim() would (queue order, then priority, runAt, id),
-   * leased to `workerId` for `leaseMs` from the enqueue's commit.
+   * Only with `capabilities.delivery` (else a ValidationError on `claim`): what this waiter would
+   * claim. While it waits, an enqueue may claim up to `limit` jobs of its queues and names for it,
+   * exactly as claim() would (queue order, then priority, runAt, id), leased to `workerId` for
+   * `leaseMs` from the enqueue's commit.
    */
-  claim: { limit: number; leaseMs: number; workerId: string }
+  claim?: WaitClaim
 }
 
-export interface WaitForJobsResult {
+export interface WaitClaim {
+  limit: number
+  leaseMs: number
+  workerId: string
+}
+
+export interface WaitResult {
   /** 'delivered' when an enqueue claimed jobs for this waiter; else why the wait ended. */
   reason: WakeReason | 'delivered'
   /**
    * The jobs claimed for this waiter, in claim order: empty unless delivered. Each holds a short
-   * delivery lease (DELIVERY_LEASE_MS at most) until takeDelivered: a job its waiter never takes
-   * (it froze, stalled or died) goes back in line, its attempt unused, once that lease runs out.
+   * delivery lease (DELIVERY_LEASE_MS at most) until the worker takes it (renew with `delivered`):
+   * a job its waiter never takes (it froze, stalled or died) goes back in line, its attempt
+   * unused, once that lease runs out.
    */
   jobs: ClaimedJob[]
 }
 
 /**
- * How long a delivered job waits for its waiter to take it (takeDelivered) before recoverExpired
+ * How long a delivered job waits for its waiter to take it (renew with `delivered`) before recoverExpired
  * puts it back, attempt unused: long enough for a busy event loop, short next to any lease.
  */
 export const DELIVERY_LEASE_MS = 2000
@@ -219,6 +231,11 @@ export type WakeReason = 'notified' | 'due' | 'timeout' | 'aborted'
 // ── admin ────────────────────────────────────────────────────────────────────────────────────
 
 export interface ListJobsParams {
+  /**
+   * These jobs, in the order asked; ids of no job (or of no valid form) are left out. Not with the
+   * other filters or a cursor: the answer is one page (nextCursor null).
+   */
+  ids?: readonly JobId[]
   state?: JobState
   queue?: string
   /** Default 50, at most 1000. */
@@ -276,10 +293,31 @@ export interface PurgeParams {
   now?: number
 }
 
-export interface RequestStopParams {
+export interface ControlParams {
+  /**
+   * First ask every running worker, in any process, to stop gracefully; waiting workers are woken
+   * by it. Each request moves stopRequestedAt forward (to now, or just past the previous request).
+   */
+  requestStop?: boolean
   now?: number
 }
 
+/**
+ * The workers' control record: what operators ask of every worker of the store, which workers
+ * read after each wake-up and about once a second. Stopping is its first field; settings such as
+ * paused queues belong here too.
+ */
+export interface ControlRecord {
+  /** When workers were last asked to stop, or null. A worker stops when this changes. */
+  stopRequestedAt: number | null
+}
+
+/**
+ * The 15 methods every backend implements. What a store can do beyond the common ground is said
+ * by `capabilities` alone, and asked for by a param (`tx`, `claim`, `delivered`): a store without
+ * the capability refuses that param with a ValidationError, so a wrapper (wrapStore) never needs
+ * to know which store it wraps.
+ */
 export interface Store {
   readonly kind: string
   readonly capabilities: StoreCapabilities
@@ -293,57 +331,32 @@ export interface Store {
   // producer
   /** Atomic for the batch; resolves only once the batch is durably committed. Results in input order. */
   enqueue(params: EnqueueParams): Promise<EnqueueResult[]>
-  /**
-   * Only stores with `capabilities.transactionalEnqueue`: enqueues inside the caller's own
-   * transaction, so the jobs exist if and only if it commits (workers are woken on commit).
-   */
-  enqueueInTransaction?(params: EnqueueInTransactionParams): Promise<EnqueueResult[]>
 
   // worker hot path
   /** One round trip; queue order, then priority (higher first), then runAt, then id. */
   claim(params: ClaimParams): Promise<ClaimedJob[]>
-  /** Results in input order. */
-  settle(params: SettleParams): Promise<SettleResult[]>
-  /**
-   * settle, then claim, atomically and in one round trip: a busy worker's usual step, which
-   * costs one commit (one fsync) instead of two.
-   */
-  settleAndClaim(params: SettleAndClaimParams): Promise<SettleAndClaimResult>
-  /** Extends leases; results in input order. */
+  /** Settlements' results in input order, and with `claim`, the jobs claimed after them. */
+  settle(params: SettleParams): Promise<SettleBatchResult>
+  /** Extends leases (or takes delivered jobs); results in input order. */
   renew(params: RenewParams): Promise<SettleResult[]>
-  /** Resolves when work may be waiting; never a busy poll. */
-  waitForWork(params: WaitParams): Promise<WakeReason>
   /**
-   * Only stores with `capabilities.delivery`: waitForWork, and meanwhile an enqueue may claim jobs
-   * for this waiter (at most once per call) and hand them over. Jobs handed over just as the wait
-   * ended otherwise (a race with its timeout, abort or another wake-up) are put back in their place
-   * in line, their attempt unused, as a stopping worker gives back jobs it holds.
+   * Resolves when work may be waiting; never a busy poll. With `claim`, an enqueue may meanwhile
+   * claim jobs for this waiter (at most once per call) and hand them over. Jobs handed over just
+   * as the wait ended otherwise (a race with its timeout, abort or another wake-up) are put back
+   * in their place in line, their attempt unused, as a stopping worker gives back jobs it holds.
    */
-  waitForJobs?(params: WaitForJobsParams): Promise<WaitForJobsResult>
-
-  /**
-   * Only stores with `capabilities.delivery`: the worker takes jobs it was handed by waitForJobs,
-   * before it starts them. Fenced by the token: 'ok' gives the job the worker's own lease;
-   * 'lease_lost' means the waiter took too long and the job went back in line (do not run it).
-   */
-  takeDelivered?(params: TakeDeliveredParams): Promise<SettleResult[]>
+  waitForWork(params: WaitParams): Promise<WaitResult>
 
   // maintenance: idempotent, safe to run on every worker
+  /** What recoverExpired would take, and the store's clock: read only. */
+  findExpiredLeases(params?: FindExpiredLeasesParams): Promise<FindExpiredLeasesResult>
   /** Active jobs whose lease ran out (all, or those given): each back to ready with the attempt
    * counted, or dead if none are left; a delivered job its waiter never took goes back to ready
    * with its attempt unused. */
   recoverExpired(params?: RecoverParams): Promise<RecoverResult>
-  /** What recoverExpired would take, and the store's clock: read only. */
-  findExpiredLeases(params?: FindExpiredLeasesParams): Promise<FindExpiredLeasesResult>
-  /**
-   * Leases renewed at a later time than now, which only a clock that went back can show: each is
-   * moved to expire its own length from now (a dead worker's job would otherwise wait for the
-   * clock to catch up). Returns how many moved.
-   */
-  clampLeases(params?: ClampLeasesParams): Promise<number>
 
   // admin
-  getJob(id: JobId): Promise<Job | null>
+  /** A page of jobs, newest first, or the jobs of the ids given. */
   listJobs(params?: ListJobsParams): Promise<JobPage>
   stats(params?: StatsParams): Promise<QueueStats[]>
   /** Moves dead jobs back to ready with fresh attempts; returns how many moved. */
@@ -355,9 +368,27 @@ export interface Store {
   purge(params: PurgeParams): Promise<number>
 
   // worker control
-  /** Asks every running worker, in any process, to stop gracefully; waiting workers are woken by
-   * it. Each request moves stopRequestedAt forward (to now, or just past the previous request). */
-  requestStop(params?: RequestStopParams): Promise<void>
-  /** When workers were last asked to stop, or null. */
-  stopRequestedAt(): Promise<number | null>
+  /** Reads the workers' control record, after changing it as asked (`requestStop`). */
+  control(params?: ControlParams): Promise<ControlRecord>
 }
+
+/** The names of the Store's methods, in the order above: what wrapStore runs through its hook. */
+export const STORE_METHODS = [
+  'migrate',
+  'close',
+  'enqueue',
+  'claim',
+  'settle',
+  'renew',
+  'waitForWork',
+  'findExpiredLeases',
+  'recoverExpired',
+  'listJobs',
+  'stats',
+  'retry',
+  'cancel',
+  'purge',
+  'control',
+] as const satisfies readonly (keyof Store)[]
+
+export type StoreMethod = (typeof STORE_METHODS)[number]

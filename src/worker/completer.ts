@@ -135,10 +135,10 @@ export class Completer {
   /** One tick's settlements, with the claim the worker wants carried, in one store call. */
   private async flush(settlements: readonly Settlement[]): Promise<SettleResult[]> {
     const claim = this.claimToCarry()
-    if (claim === null) return this.store.settle({ settlements })
+    if (claim === null) return (await this.store.settle({ settlements })).settled
     const sentAt = performance.now()
     try {
-      const { settled, claimed } = await this.store.settleAndClaim({ settlements, claim: claim.params })
+      const { settled, claimed } = await this.store.settle({ settlements, claim: claim.params })
       claim.claimed(claimed, sentAt)
       return settled
     } finally {

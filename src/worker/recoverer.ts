@@ -84,7 +84,7 @@ export class Recoverer {
 
   private async sweep(): Promise<RecoverResult> {
     const { store } = this.options
-    const total: RecoverResult = { retried: [], dead: [] }
+    const total: RecoverResult = { retried: [], dead: [], clamped: 0 }
     this.nextExpiryIn = null
     while (!this.stopped) {
       const sentAt = this.monotonicNow()
@@ -93,19 +93,19 @@ export class Recoverer {
       const receivedAt = this.monotonicNow()
       const step = this.stepSince({ storeNow: now, sentAt, receivedAt })
       this.last = { storeNow: now, sentAt, receivedAt }
-      if (step === null || step < 0) {
-        // Started (a step it did not see), or the store's clock went back.
-        await store.clampLeases()
-      }
+      // Started (a step it did not see), or the store's clock went back: the store clamps leases
+      // set "in the future" in the recovery's own call.
+      const clampLeases = step === null || step < 0
       if (step !== null && step > 0) this.carefulUntil = Math.max(this.carefulUntil, receivedAt + step)
 
       const careful = receivedAt < this.carefulUntil
       const due = careful ? this.watch(leases, receivedAt) : leases
       if (!careful) this.watched.clear()
-      if (due.length > 0) {
-        const { retried, dead } = await store.recoverExpired({ leases: due })
+      if (due.length > 0 || clampLeases) {
+        const { retried, dead, clamped } = await store.recoverExpired({ leases: due, clampLeases })
         total.retried.push(...retried)
         total.dead.push(...dead)
+        total.clamped += clamped
         for (const id of [...retried, ...dead]) this.watched.delete(id)
       }
       if (leases.length === SWEEP_LIMIT && due.length > 0) continue

@@ -168,7 +168,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         'the executor has no handlers: it could run no job',
       )
     }
-    this.stopRequestAtStart = await this.store.stopRequestedAt()
+    this.stopRequestAtStart = (await this.store.control()).stopRequestedAt
     this.lastStopCheckAt = performance.now()
     if (this.stopReason !== null) {
       // stop() came while starting: it already resolved `stopped`; run nothing.
@@ -222,7 +222,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         break
       }
       const limit = this.claimLimit()
-      // Outcomes about to be written carry the claim for the room they left (settleAndClaim):
+      // Outcomes about to be written carry the claim for the room they left (settle with a claim):
       // one store call instead of two.
       if (limit <= 0 || this.completer.hasPending) {
         await this.waitForCapacity()
@@ -279,10 +279,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private async waitForWork(limit: number): Promise<{ reason: WakeReason | 'delivered'; jobs: number }> {
     const wait = new AbortController()
     this.workWait = wait
-    const { waitForJobs } = this.store
     try {
-      if (!this.store.capabilities.delivery || waitForJobs === undefined || limit <= 0) {
-        const reason = await this.store.waitForWork({
+      if (!this.store.capabilities.delivery || limit <= 0) {
+        const { reason } = await this.store.waitForWork({
           queues: this.queues,
           names: this.names,
           signal: wait.signal,
@@ -292,7 +291,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       this.claimsInFlight += limit
       try {
         const claim = { limit, leaseMs: this.leaseMs, workerId: this.workerId }
-        const { reason, jobs } = await waitForJobs.call(this.store, {
+        const { reason, jobs } = await this.store.waitForWork({
           queues: this.queues,
           names: this.names,
           signal: wait.signal,
@@ -318,9 +317,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const sentAt = performance.now()
     let results: SettleResult[]
     try {
-      results = await this.store.takeDelivered!({
+      results = await this.store.renew({
         leases: jobs.map((job) => ({ id: job.id, leaseToken: job.leaseToken })),
         leaseMs: this.leaseMs,
+        delivered: true,
       })
     } catch (error) {
       // Not taken: their delivery leases run out and they go back in line, attempt unused.
@@ -339,7 +339,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   /**
    * The claim the completer's next flush carries: when the loop waits for room, the room these
-   * jobs left is filled in the same store call (settleAndClaim), one commit instead of two.
+   * jobs left is filled in the same store call (settle with a claim), one commit instead of two.
    */
   private claimToCarry(): CarriedClaim | null {
     const limit = this.waitingForCapacity && this.stopReason === null ? this.claimLimit() : 0
@@ -412,7 +412,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const now = performance.now()
     if (!force && now - this.lastStopCheckAt < STOP_CHECK_INTERVAL_MS) return
     this.lastStopCheckAt = now
-    const requestedAt = await this.store.stopRequestedAt()
+    const { stopRequestedAt: requestedAt } = await this.store.control()
     if (requestedAt !== null && requestedAt !== this.stopRequestAtStart) this.beginStop('stop-workers')
   }
 

@@ -19,6 +19,7 @@ import { createExecutor, type ExecutionStrategy } from '../../src/worker/executo
 import { allJobs } from '../helpers/store-harness.js'
 import { createWorker, readPid, stopWorker, waitFor, withTimeout } from '../helpers/worker-helpers.js'
 import { freshStore, STORES, urlOf, type StoreUnderTest } from '../helpers/stores.js'
+import { getJob } from '../helpers/store-calls.js'
 
 const BAD_HANDLERS = fileURLToPath(new URL('./bad-handlers.mjs', import.meta.url))
 const FERRY_MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))
@@ -140,7 +141,7 @@ for (const storeUnderTest of STORES) {
           const job = await withTimeout(
             (async (): Promise<Job> => {
               for (;;) {
-                const current = (await store.getJob(id))!
+                const current = (await getJob(store, id))!
                 if (current.state === 'dead') return current
                 assert.ok(
                   deaths <= maxAttempts,
@@ -174,7 +175,7 @@ for (const storeUnderTest of STORES) {
         await waitForLeaseEnd(store, id)
         const { dead } = await store.recoverExpired()
         assert.deepEqual(dead, [id])
-        const job = (await store.getJob(id))!
+        const job = (await getJob(store, id))!
         assert.equal(job.state, 'dead')
         assert.equal(job.lastError?.kind, 'lease_expired')
         assert.equal(
@@ -254,14 +255,14 @@ async function runToTheEnd(
 }
 
 async function isDead(store: Store, id: string): Promise<boolean> {
-  return (await store.getJob(id))?.state === 'dead'
+  return (await getJob(store, id))?.state === 'dead'
 }
 
 /** Waits until the job is not held by a live lease (a dead worker's lease must run out first). */
 async function waitForLeaseEnd(store: Store, id: string): Promise<void> {
   await waitFor(
     async () => {
-      const job = (await store.getJob(id))!
+      const job = (await getJob(store, id))!
       return job.state !== 'active' || job.leaseExpiresAt! < Date.now()
     },
     10_000,

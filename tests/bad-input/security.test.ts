@@ -15,6 +15,7 @@ import { createClient, ValidationError } from '../../src/index.js'
 import { allJobs } from '../helpers/store-harness.js'
 import { createWorker, stopWorker, waitFor } from '../helpers/worker-helpers.js'
 import { freshStore, STORES } from '../helpers/stores.js'
+import { getJob } from '../helpers/store-calls.js'
 
 /** Strings that would change a statement or a script if they were ever spliced into one. */
 const INJECTIONS = [
@@ -81,7 +82,7 @@ for (const storeUnderTest of STORES) {
       )
       await stopWorker(worker)
       for (const [i, text] of INJECTIONS.entries()) {
-        const job = (await store.getJob(ids[i]!))!
+        const job = (await getJob(store, ids[i]!))!
         assert.deepEqual(job.result, { echoed: text }, `job ${i}`)
       }
       assert.equal((await allJobs(store)).length, INJECTIONS.length)

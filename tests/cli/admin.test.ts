@@ -7,6 +7,7 @@ import { test } from 'node:test'
 
 import { createClient, type Store } from '../../src/index.js'
 import { finishJob, runFerry, tempDatabase } from './cli-harness.js'
+import { getJob } from '../helpers/store-calls.js'
 
 const DAY_MS = 86_400_000
 
@@ -22,7 +23,7 @@ async function finished(
 }
 
 async function stateOf(store: Store, id: string): Promise<string | undefined> {
-  return (await store.getJob(id))?.state
+  return (await getJob(store, id))?.state
 }
 
 test('retry moves the dead jobs given back to ready with fresh attempts and counts only those', async (t) => {
@@ -35,7 +36,7 @@ test('retry moves the dead jobs given back to ready with fresh attempts and coun
   assert.equal(stderr, '')
   assert.equal(code, 0)
   assert.equal(stdout, '1 job moved back to ready\n')
-  const job = (await store.getJob(dead))!
+  const job = (await getJob(store, dead))!
   assert.deepEqual([job.state, job.attempts, job.finishedAt], ['ready', 0, null])
   assert.equal(await stateOf(store, otherDead), 'dead')
   assert.equal(await stateOf(store, completed), 'completed')
@@ -127,7 +128,7 @@ test('cancel ends scheduled, ready and active jobs as dead and counts them, skip
   assert.equal(code, 0)
   assert.equal(stdout, '3 jobs cancelled\n')
   for (const id of [scheduled, active, ready]) {
-    const job = (await store.getJob(id))!
+    const job = (await getJob(store, id))!
     assert.equal(job.state, 'dead')
     assert.equal(job.lastError?.kind, 'cancelled')
   }
@@ -160,14 +161,14 @@ test('purge deletes finished jobs of one state, only those older than --older-th
   ])
   assert.equal(oldOfMail.code, 0, oldOfMail.stderr)
   assert.equal(oldOfMail.stdout, '1 job deleted\n')
-  assert.equal(await store.getJob(oldCompleted), null)
+  assert.equal(await getJob(store, oldCompleted), null)
   assert.equal(await stateOf(store, oldCompletedImages), 'completed')
   assert.equal(await stateOf(store, newCompleted), 'completed')
 
   const dead = await runFerry(db.url, ['purge', '--state', 'dead'])
   assert.equal(dead.stdout, '2 jobs deleted\n')
-  assert.equal(await store.getJob(oldDead), null)
-  assert.equal(await store.getJob(newDead), null)
+  assert.equal(await getJob(store, oldDead), null)
+  assert.equal(await getJob(store, newDead), null)
   assert.equal(await stateOf(store, ready), 'ready')
   assert.equal(await stateOf(store, oldCompletedImages), 'completed')
 
@@ -179,12 +180,12 @@ test('purge deletes finished jobs of one state, only those older than --older-th
 test('stop-workers records a stop request and says which workers it stops', async (t) => {
   const db = tempDatabase(t)
   const store = await db.open()
-  assert.equal(await store.stopRequestedAt(), null)
+  assert.equal((await store.control()).stopRequestedAt, null)
   const before = Date.now()
   const { code, stdout, stderr } = await runFerry(db.url, ['stop-workers'])
   assert.equal(stderr, '')
   assert.equal(code, 0)
-  const requestedAt = await store.stopRequestedAt()
+  const requestedAt = (await store.control()).stopRequestedAt
   assert.ok(requestedAt !== null && requestedAt >= before && requestedAt <= Date.now())
   // In local time, as every instant in the human output (the tables too).
   assert.match(

@@ -85,14 +85,16 @@ export async function finishJob(
   const [job] = await store.claim({ queues: [queue], limit: 1, leaseMs: 60_000, workerId: 'test-worker' })
   if (job === undefined) throw new Error(`no ready job on queue ${queue} to finish`)
   const { id, leaseToken } = job
-  const [settled] = await store.settle({
-    settlements: [
-      outcome === 'completed'
-        ? { kind: 'completed', id, leaseToken, result }
-        : { kind: 'dead', id, leaseToken, error: HANDLER_ERROR },
-    ],
-    now: finishedAt,
-  })
+  const [settled] = (
+    await store.settle({
+      settlements: [
+        outcome === 'completed'
+          ? { kind: 'completed', id, leaseToken, result }
+          : { kind: 'dead', id, leaseToken, error: HANDLER_ERROR },
+      ],
+      now: finishedAt,
+    })
+  ).settled
   if (settled !== 'ok') throw new Error(`could not settle job ${id}: ${settled}`)
   return id
 }

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 
 import { allJobs, spawnFerry, tempDatabase } from './cli-harness.js'
+import { getJob } from '../helpers/store-calls.js'
 
 const LINE_COUNT = 20_000
 const ROUNDS = 3
@@ -87,7 +88,7 @@ test('every id `ferry enqueue --stdin` printed is stored when it is SIGKILLed wh
       const stored = await allJobs(store)
       // The n-th id printed is the job of the n-th line.
       for (const [seq, id] of printed.entries()) {
-        const job = await store.getJob(id)
+        const job = await getJob(store, id)
         assert.ok(job !== null, `printed id ${id} (line ${seq + 1}) is not in the store`)
         assert.equal((job.payload as { seq: number }).seq, seq, `id ${id}`)
       }

@@ -8,6 +8,7 @@ import { test } from 'node:test'
 
 import { createClient } from '../../src/index.js'
 import { allJobs, runFerry, spawnFerry, tempDatabase } from './cli-harness.js'
+import { getJob } from '../helpers/store-calls.js'
 
 test('enqueues one job from its arguments and prints its id', async (t) => {
   const db = tempDatabase(t)
@@ -30,7 +31,7 @@ test('enqueues one job from its arguments and prints its id', async (t) => {
   assert.equal(stderr, '')
   assert.equal(code, 0)
   const store = await db.open()
-  const job = await store.getJob(stdout.trim())
+  const job = await getJob(store, stdout.trim())
   assert.ok(job !== null, `no job ${stdout.trim()}`)
   assert.equal(job.name, 'send-email')
   assert.deepEqual(job.payload, { to: 'ada@example.com' })
@@ -52,9 +53,9 @@ test('enqueues one job with --timeout and --run-at, as an ISO 8601 instant or ep
   ])
   for (const result of [iso, epoch]) assert.equal(result.code, 0, result.stderr)
   const store = await db.open()
-  const first = (await store.getJob(iso.stdout.trim()))!
+  const first = (await getJob(store, iso.stdout.trim()))!
   assert.deepEqual([first.state, first.runAt, first.timeoutMs], ['scheduled', runAt, 300_000])
-  const second = (await store.getJob(epoch.stdout.trim()))!
+  const second = (await getJob(store, epoch.stdout.trim()))!
   assert.deepEqual([second.runAt, second.timeoutMs], [runAt + 1, null])
 })
 
@@ -136,7 +137,7 @@ test('stores every good --stdin line with its options, prints their ids in input
     printed.filter((_, i) => i !== 4),
   )
 
-  const [ada, resize, report, delayed, , ping] = await Promise.all(printed.map((id) => store.getJob(id)))
+  const [ada, resize, report, delayed, , ping] = await Promise.all(printed.map((id) => getJob(store, id)))
   assert.ok(ada && resize && report && delayed && ping)
   assert.deepEqual(
     [ada.name, ada.payload, ada.queue, ada.priority, ada.state],
@@ -196,7 +197,7 @@ test('prints each id as soon as its line is committed when lines arrive slowly',
   assert.match(second, /^\d+\n$/)
   assert.ok(Number(second) > Number(first))
   const store = await db.open()
-  assert.equal((await store.getJob(first.trim()))?.name, 'first')
+  assert.equal((await getJob(store, first.trim()))?.name, 'first')
   child.stdin.end()
   const [code] = (await once(child, 'close')) as [number]
   assert.equal(code, 0)

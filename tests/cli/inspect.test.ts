@@ -7,6 +7,7 @@ import { test } from 'node:test'
 
 import { createClient, type Job, type Store } from '../../src/index.js'
 import { finishJob, HANDLER_ERROR, runFerry, tempDatabase } from './cli-harness.js'
+import { getJob } from '../helpers/store-calls.js'
 
 interface Seeded {
   completed: string
@@ -283,9 +284,9 @@ test('jobs --json prints an array of every field with ISO 8601 instants, filtere
   )
   for (const job of listed) {
     assert.deepEqual(Object.keys(job), JOB_JSON_KEYS)
-    assert.deepEqual(job, expectedJson((await store.getJob(job.id as string))!))
+    assert.deepEqual(job, expectedJson((await getJob(store, job.id as string))!))
   }
-  assert.deepEqual(JSON.parse(dead.stdout), [expectedJson((await store.getJob(ids.dead))!)])
+  assert.deepEqual(JSON.parse(dead.stdout), [expectedJson((await getJob(store, ids.dead))!)])
   assert.deepEqual(
     (JSON.parse(images.stdout) as { id: string }[]).map((job) => job.id),
     [ids.active, ids.scheduled],
@@ -385,7 +386,7 @@ test('jobs show --json prints the job as one object with every field', async (t)
   assert.equal(active.code, 0, active.stderr)
   const shown = JSON.parse(active.stdout) as Record<string, unknown>
   assert.deepEqual(Object.keys(shown), JOB_JSON_KEYS)
-  const job = (await store.getJob(ids.active))!
+  const job = (await getJob(store, ids.active))!
   assert.deepEqual(shown, expectedJson(job))
   assert.equal(shown.workerId, 'worker-7')
   assert.equal(shown.uniqueKey, 'resize-1280')

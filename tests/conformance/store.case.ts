@@ -11,14 +11,16 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 
 import { FerryError, ValidationError } from '../../src/core/errors.js'
+import { emptyStats } from '../../src/store/kernel/stats.js'
 import type { ClaimedJob, Job, JobError, JobId, NewJob } from '../../src/core/job.js'
 import type { Settlement } from '../../src/core/outcome.js'
 import {
   DELIVERY_LEASE_MS,
   type QueueStats,
   type Store,
-  type WaitForJobsParams,
-  type WaitForJobsResult,
+  type WaitClaim,
+  type WaitParams,
+  type WaitResult,
 } from '../../src/store/store.js'
 import {
   newJob,
@@ -28,6 +30,7 @@ import {
   type CreateHarness,
   type StoreHarness,
 } from '../helpers/store-harness.js'
+import { clampLeases, getJob, waitReason } from '../helpers/store-calls.js'
 
 export interface SkipEntry {
   /** Test names, exactly as the suite spells them. */
@@ -75,23 +78,45 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
   }
 
   /**
-   * A test of waitForJobs. On a store without capabilities.delivery it checks what that promises
-   * instead: the store offers no waitForJobs, so a worker is never handed jobs there.
+   * A test of waitForWork with a claim. On a store without capabilities.delivery it checks what
+   * that promises instead: the store refuses the claim, so a worker is never handed jobs there.
    */
   const deliveryTest = (title: string, body: (h: StoreHarness, wait: WaitForJobs) => Promise<void>): void => {
     test(title, async (h) => {
-      const { waitForJobs } = h.store
       if (!h.store.capabilities.delivery) {
-        assert.equal(waitForJobs, undefined, 'a store without delivery offers no waitForJobs')
+        const claim = { limit: 1, leaseMs: LEASE_MS, workerId: 'worker-1' }
+        await assert.rejects(
+          h.store.waitForWork({ queues: ['default'], timeoutMs: 10, claim }),
+          (error: unknown) => error instanceof ValidationError && error.field === 'claim',
+          'a store without delivery refuses a claim on its waits',
+        )
+        await assert.rejects(
+          h.store.renew({ leases: [], leaseMs: LEASE_MS, delivered: true }),
+          (error: unknown) => error instanceof ValidationError && error.field === 'delivered',
+          'and taking delivered jobs',
+        )
         return
       }
-      assert.ok(waitForJobs !== undefined, 'a store with delivery offers waitForJobs')
-      await body(h, waitForJobs.bind(h.store))
+      await body(h, (params) => h.store.waitForWork(params))
     })
   }
 
   describe(`Store conformance: ${name}`, () => {
     describe('enqueue', () => {
+      test('refuses a tx that is not a transaction it can join, and writes nothing', async ({ store }) => {
+        await assert.rejects(
+          store.enqueue({ jobs: [newJob()], tx: {} }),
+          (error: unknown) => error instanceof ValidationError && error.field === 'tx',
+        )
+        if (!store.capabilities.transactionalEnqueue) {
+          await assert.rejects(
+            store.enqueue({ jobs: [newJob()], tx: {} }),
+            /cannot enqueue inside a transaction/,
+          )
+        }
+        assert.deepEqual((await store.listJobs()).jobs, [])
+      })
+
       test('returns ids in input order that increase from one call to the next', async ({ store }) => {
         const t = Date.now()
         const first = await store.enqueue({
@@ -280,7 +305,7 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         const [claimed] = await claimAt(store, t)
         assert.equal(claimed?.id, done)
         await again('done', done)
-        assert.deepEqual(await store.settle({ settlements: [completed(claimed)], now: t }), ['ok'])
+        assert.deepEqual((await store.settle({ settlements: [completed(claimed)], now: t })).settled, ['ok'])
         await again('done', done)
 
         const failed = await finishNew(store, t, 'dead', { uniqueKey: 'failed' })
@@ -292,7 +317,7 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         const t = Date.now()
         const old = await finishNew(store, t, 'completed', { uniqueKey: 'once' })
         assert.equal(await store.purge({ state: 'completed', now: t + SECOND }), 1)
-        assert.equal(await store.getJob(old), null)
+        assert.equal(await getJob(store, old), null)
         const [fresh] = await store.enqueue({ jobs: [newJob({ uniqueKey: 'once' })], now: t + SECOND })
         assert.ok(fresh)
         assert.equal(fresh.created, true)
@@ -412,7 +437,7 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
           runAt: t,
           error: { kind: 'error', message: 'again' },
         }
-        assert.deepEqual(await store.settle({ settlements: [retry], now: t }), ['ok'])
+        assert.deepEqual((await store.settle({ settlements: [retry], now: t })).settled, ['ok'])
         const second = one(await claimAt(store, t))
         assert.equal(second.id, first.id)
         assert.equal(second.attempts, 2)
@@ -569,17 +594,18 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         const back: Settlement[] = [
           { kind: 'retry', id: first.id, leaseToken: first.leaseToken, runAt: t, error },
         ]
-        assert.deepEqual(await store.settle({ settlements: back, now: t + SECOND }), ['ok'])
+        assert.deepEqual((await store.settle({ settlements: back, now: t + SECOND })).settled, ['ok'])
         const second = one(await claimAt(store, t + SECOND, { names, leaseMs: SECOND }))
         assert.equal(second.id, retried)
         const snooze: Settlement = { kind: 'snoozed', id: second.id, leaseToken: second.leaseToken, runAt: t }
-        assert.deepEqual(await store.settle({ settlements: [snooze], now: t + SECOND }), ['ok'])
+        assert.deepEqual((await store.settle({ settlements: [snooze], now: t + SECOND })).settled, ['ok'])
         const third = one(await claimAt(store, t + SECOND, { names, leaseMs: SECOND }))
         assert.equal(third.id, retried)
         // Its lease runs out: recovered, with its last attempt used up, it is dead; revived, it is back.
         assert.deepEqual(await store.recoverExpired({ now: t + 3 * SECOND }), {
           retried: [],
           dead: [retried],
+          clamped: 0,
         })
         assert.equal(await store.retry({ ids: [retried!], now: t + 3 * SECOND }), 1)
         const fourth = one(await claimAt(store, t + 3 * SECOND, { names, leaseMs: SECOND }))
@@ -587,6 +613,7 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         assert.deepEqual(await store.recoverExpired({ now: t + 5 * SECOND }), {
           retried: [retried],
           dead: [],
+          clamped: 0,
         })
         await claimAt(store, t + 5 * SECOND, { names }, retried)
       })
@@ -615,7 +642,7 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
           { name: 'mine' },
         ])
         const [job] = await claimAt(store, t, { names: ['mine'], limit: 1 }, first)
-        const { settled, claimed } = await store.settleAndClaim({
+        const { settled, claimed } = await store.settle({
           settlements: [completed(job)],
           claim: { queues: ['default'], names: ['mine'], limit: 5, leaseMs: LEASE_MS, workerId: 'worker-1' },
           now: t + 1,
@@ -652,11 +679,11 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
           await within(
             5 * SECOND,
             'waitForWork',
-            h.store.waitForWork({ queues: ['default'], names, timeoutMs: 300 }),
+            waitReason(h.store, { queues: ['default'], names, timeoutMs: 300 }),
           ),
           'timeout',
         )
-        const waiting = h.store.waitForWork({ queues: ['default'], names, timeoutMs: 10 * SECOND })
+        const waiting = waitReason(h.store, { queues: ['default'], names, timeoutMs: 10 * SECOND })
         await new Promise((resolve) => setTimeout(resolve, 100))
         await enqueueJob(peer, Date.now(), { name: 'mine' })
         assert.equal(await within(5 * SECOND, 'waitForWork', waiting), 'notified')
@@ -669,7 +696,10 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         await enqueueJob(store, t)
         const job = one(await claimAt(store, t + 1))
         const result = { ok: true, items: [1, 2, { three: null }] }
-        assert.deepEqual(await store.settle({ settlements: [completed(job, result)], now: t + 2 }), ['ok'])
+        assert.deepEqual(
+          (await store.settle({ settlements: [completed(job, result)], now: t + 2 })).settled,
+          ['ok'],
+        )
         const stored = await getExisting(store, job.id)
         assert.equal(stored.state, 'completed')
         assert.deepEqual(stored.result, result)
@@ -703,7 +733,7 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
           runAt: t + MINUTE,
           error,
         }
-        assert.deepEqual(await store.settle({ settlements: [retry], now: t + 1 }), ['ok'])
+        assert.deepEqual((await store.settle({ settlements: [retry], now: t + 1 })).settled, ['ok'])
         const stored = await getExisting(store, job.id)
         assert.equal(stored.state, 'scheduled')
         assert.equal(stored.runAt, t + MINUTE)
@@ -728,7 +758,7 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
           runAt: t + 5,
           error: { kind: 'timeout', message: 'took too long', timeoutMs: 100 },
         }
-        assert.deepEqual(await store.settle({ settlements: [retry], now: t + 5 }), ['ok'])
+        assert.deepEqual((await store.settle({ settlements: [retry], now: t + 5 })).settled, ['ok'])
         const stored = await getExisting(store, job.id)
         assert.equal(stored.state, 'ready')
         assert.deepEqual(stored.lastError, { kind: 'timeout', message: 'took too long', timeoutMs: 100 })
@@ -747,7 +777,7 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
           stderrTail: 'FATAL ERROR: Reached heap limit',
         }
         const dead: Settlement = { kind: 'dead', id: job.id, leaseToken: job.leaseToken, error }
-        assert.deepEqual(await store.settle({ settlements: [dead], now: t + 7 }), ['ok'])
+        assert.deepEqual((await store.settle({ settlements: [dead], now: t + 7 })).settled, ['ok'])
         const stored = await getExisting(store, job.id)
         assert.equal(stored.state, 'dead')
         assert.deepEqual(stored.lastError, error)
@@ -767,7 +797,9 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
           leaseToken: job.leaseToken,
           runAt,
         })
-        assert.deepEqual(await store.settle({ settlements: [snooze(first, t + MINUTE)], now: t }), ['ok'])
+        assert.deepEqual((await store.settle({ settlements: [snooze(first, t + MINUTE)], now: t })).settled, [
+          'ok',
+        ])
         let stored = await getExisting(store, id)
         assert.equal(stored.state, 'scheduled')
         assert.equal(stored.runAt, t + MINUTE)
@@ -784,11 +816,11 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
           runAt: t + MINUTE,
           error: { kind: 'error', message: 'first failure' },
         }
-        assert.deepEqual(await store.settle({ settlements: [retry], now: t + MINUTE }), ['ok'])
+        assert.deepEqual((await store.settle({ settlements: [retry], now: t + MINUTE })).settled, ['ok'])
         const third = one(await claimAt(store, t + MINUTE))
         assert.equal(third.attempts, 2)
         assert.deepEqual(
-          await store.settle({ settlements: [snooze(third, t + 2 * MINUTE)], now: t + MINUTE }),
+          (await store.settle({ settlements: [snooze(third, t + 2 * MINUTE)], now: t + MINUTE })).settled,
           ['ok'],
         )
         stored = await getExisting(store, id)
@@ -807,22 +839,24 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         const [j1, j2, j3, j4] = enqueued.map((id) => byId.get(id)!)
         const before = view(await getExisting(store, j1!.id))
         const error: JobError = { kind: 'permanent', message: 'gave up' }
-        const results = await store.settle({
-          settlements: [
-            completed(j4, 'four'),
-            { kind: 'retry', id: j1!.id, leaseToken: 'not-the-token', runAt: t + MINUTE, error },
-            { kind: 'dead', id: j2!.id, leaseToken: j2!.leaseToken, error },
-            { kind: 'snoozed', id: j3!.id, leaseToken: j3!.leaseToken, runAt: t + MINUTE },
-            { kind: 'completed', id: UNKNOWN_ID, leaseToken: j1!.leaseToken },
-          ],
-          now: t + 1,
-        })
+        const results = (
+          await store.settle({
+            settlements: [
+              completed(j4, 'four'),
+              { kind: 'retry', id: j1!.id, leaseToken: 'not-the-token', runAt: t + MINUTE, error },
+              { kind: 'dead', id: j2!.id, leaseToken: j2!.leaseToken, error },
+              { kind: 'snoozed', id: j3!.id, leaseToken: j3!.leaseToken, runAt: t + MINUTE },
+              { kind: 'completed', id: UNKNOWN_ID, leaseToken: j1!.leaseToken },
+            ],
+            now: t + 1,
+          })
+        ).settled
         assert.deepEqual(results, ['ok', 'lease_lost', 'ok', 'ok', 'lease_lost'])
         assert.equal((await getExisting(store, j4!.id)).state, 'completed')
         assert.deepEqual(view(await getExisting(store, j1!.id)), before, 'the lost item changed nothing')
         assert.equal((await getExisting(store, j2!.id)).state, 'dead')
         assert.equal((await getExisting(store, j3!.id)).state, 'scheduled')
-        assert.equal(await store.getJob(UNKNOWN_ID), null)
+        assert.equal(await getJob(store, UNKNOWN_ID), null)
       })
 
       test("returns 'lease_lost' for a wrong lease token and leaves the job unchanged", async ({ store }) => {
@@ -831,39 +865,46 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         const job = one(await claimAt(store, t))
         const before = view(await getExisting(store, job.id))
         const error: JobError = { kind: 'error', message: 'no' }
-        const results = await store.settle({
-          settlements: [
-            { kind: 'completed', id: job.id, leaseToken: 'not-the-token', result: 1 },
-            { kind: 'retry', id: job.id, leaseToken: 'not-the-token', runAt: t, error },
-            { kind: 'dead', id: job.id, leaseToken: '', error },
-            { kind: 'snoozed', id: job.id, leaseToken: job.leaseToken + 'x', runAt: t },
-          ],
-          now: t + 1,
-        })
+        const results = (
+          await store.settle({
+            settlements: [
+              { kind: 'completed', id: job.id, leaseToken: 'not-the-token', result: 1 },
+              { kind: 'retry', id: job.id, leaseToken: 'not-the-token', runAt: t, error },
+              { kind: 'dead', id: job.id, leaseToken: '', error },
+              { kind: 'snoozed', id: job.id, leaseToken: job.leaseToken + 'x', runAt: t },
+            ],
+            now: t + 1,
+          })
+        ).settled
         assert.deepEqual(results, ['lease_lost', 'lease_lost', 'lease_lost', 'lease_lost'])
         assert.deepEqual(view(await getExisting(store, job.id)), before)
-        assert.deepEqual(await store.settle({ settlements: [completed(job)], now: t + 2 }), ['ok'])
+        assert.deepEqual((await store.settle({ settlements: [completed(job)], now: t + 2 })).settled, ['ok'])
       })
 
       test("returns 'lease_lost' when a job is settled a second time", async ({ store }) => {
         const t = Date.now()
         await enqueueJob(store, t)
         const job = one(await claimAt(store, t))
-        assert.deepEqual(await store.settle({ settlements: [completed(job, 'first')], now: t + 1 }), ['ok'])
+        assert.deepEqual(
+          (await store.settle({ settlements: [completed(job, 'first')], now: t + 1 })).settled,
+          ['ok'],
+        )
         const after = view(await getExisting(store, job.id))
-        const results = await store.settle({
-          settlements: [
-            completed(job, 'second'),
-            {
-              kind: 'dead',
-              id: job.id,
-              leaseToken: job.leaseToken,
-              error: { kind: 'error', message: 'late' },
-            },
-            { kind: 'snoozed', id: job.id, leaseToken: job.leaseToken, runAt: t },
-          ],
-          now: t + 2,
-        })
+        const results = (
+          await store.settle({
+            settlements: [
+              completed(job, 'second'),
+              {
+                kind: 'dead',
+                id: job.id,
+                leaseToken: job.leaseToken,
+                error: { kind: 'error', message: 'late' },
+              },
+              { kind: 'snoozed', id: job.id, leaseToken: job.leaseToken, runAt: t },
+            ],
+            now: t + 2,
+          })
+        ).settled
         assert.deepEqual(results, ['lease_lost', 'lease_lost', 'lease_lost'])
         assert.deepEqual(view(await getExisting(store, job.id)), after)
         assert.equal((await getExisting(store, job.id)).result, 'first')
@@ -876,14 +917,14 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         await enqueueJob(store, t)
         const stale = one(await claimAt(store, t, { leaseMs: SECOND, workerId: 'worker-old' }))
         const recovered = await store.recoverExpired({ now: t + 5 * SECOND })
-        assert.deepEqual(recovered, { retried: [stale.id], dead: [] })
+        assert.deepEqual(recovered, { retried: [stale.id], dead: [], clamped: 0 })
         const owner = one(await claimAt(store, t + 5 * SECOND, { workerId: 'worker-new' }))
         assert.equal(owner.id, stale.id)
         assert.notEqual(owner.leaseToken, stale.leaseToken)
 
         assert.deepEqual(await renewAt(store, t + 6 * SECOND, stale), ['lease_lost'])
         assert.deepEqual(
-          await store.settle({ settlements: [completed(stale, 'stale')], now: t + 6 * SECOND }),
+          (await store.settle({ settlements: [completed(stale, 'stale')], now: t + 6 * SECOND })).settled,
           ['lease_lost'],
         )
         let stored = await getExisting(store, owner.id)
@@ -891,7 +932,7 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         assert.equal(stored.workerId, 'worker-new')
 
         assert.deepEqual(
-          await store.settle({ settlements: [completed(owner, 'owner')], now: t + 7 * SECOND }),
+          (await store.settle({ settlements: [completed(owner, 'owner')], now: t + 7 * SECOND })).settled,
           ['ok'],
         )
         stored = await getExisting(store, owner.id)
@@ -901,16 +942,16 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
       })
 
       test('returns an empty list for an empty settle batch', async ({ store }) => {
-        assert.deepEqual(await store.settle({ settlements: [], now: Date.now() }), [])
+        assert.deepEqual((await store.settle({ settlements: [], now: Date.now() })).settled, [])
       })
     })
 
-    describe('settleAndClaim', () => {
+    describe('settle with a claim', () => {
       test('settles, then claims the next jobs, in one call', async ({ store }) => {
         const t = Date.now()
         const [first, second, third] = await enqueueJobs(store, t, [{}, {}, {}])
         const [job] = await claimAt(store, t, { limit: 1 }, first)
-        const { settled, claimed } = await store.settleAndClaim({
+        const { settled, claimed } = await store.settle({
           settlements: [completed(job)],
           claim: { queues: ['default'], limit: 5, leaseMs: LEASE_MS, workerId: 'worker-1' },
           now: t + 1,
@@ -921,7 +962,7 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
           assert.equal(next.state, 'active')
           assert.equal(next.leaseExpiresAt, t + 1 + LEASE_MS)
         }
-        assert.equal((await store.getJob(first!))?.state, 'completed')
+        assert.equal((await getJob(store, first!))?.state, 'completed')
       })
 
       test('applies the settlements first, so a retry due now can be claimed by the same call', async ({
@@ -930,7 +971,7 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         const t = Date.now()
         const [only] = await enqueueJobs(store, t, [{}])
         const [job] = await claimAt(store, t, { limit: 1 }, only)
-        const { settled, claimed } = await store.settleAndClaim({
+        const { settled, claimed } = await store.settle({
           settlements: [
             {
               kind: 'retry',
@@ -953,14 +994,14 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         const t = Date.now()
         const [first, second] = await enqueueJobs(store, t, [{}, {}])
         const [job] = await claimAt(store, t, { limit: 1 }, first)
-        const { settled, claimed } = await store.settleAndClaim({
+        const { settled, claimed } = await store.settle({
           settlements: [{ ...completed(job), leaseToken: 'not-the-token' }],
           claim: { queues: ['default'], limit: 1, leaseMs: LEASE_MS, workerId: 'worker-1' },
           now: t,
         })
         assert.deepEqual(settled, ['lease_lost'])
         assert.deepEqual(ids(claimed), [second])
-        assert.equal((await store.getJob(first!))?.state, 'active')
+        assert.equal((await getJob(store, first!))?.state, 'active')
       })
 
       test('claims nothing and settles nothing when its claim parameters are bad', async ({ store }) => {
@@ -968,14 +1009,14 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         const [first] = await enqueueJobs(store, t, [{}, {}])
         const [job] = await claimAt(store, t, { limit: 1 }, first)
         await assert.rejects(
-          store.settleAndClaim({
+          store.settle({
             settlements: [completed(job)],
             claim: { queues: [], limit: 1, leaseMs: LEASE_MS, workerId: 'worker-1' },
             now: t,
           }),
           (error: unknown) => error instanceof FerryError,
         )
-        assert.equal((await store.getJob(first!))?.state, 'active')
+        assert.equal((await getJob(store, first!))?.state, 'active')
       })
     })
 
@@ -995,7 +1036,10 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         assert.equal(stored.state, 'active')
         assert.equal(stored.attempts, 1)
         assert.equal(stored.workerId, job.workerId)
-        assert.deepEqual(await store.settle({ settlements: [completed(job)], now: t + 6 * SECOND }), ['ok'])
+        assert.deepEqual(
+          (await store.settle({ settlements: [completed(job)], now: t + 6 * SECOND })).settled,
+          ['ok'],
+        )
       })
 
       test("returns 'lease_lost' for a stale token and leaves that lease as it was", async ({ store }) => {
@@ -1021,9 +1065,13 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         await enqueueJob(store, t)
         const job = one(await claimAt(store, t, { leaseMs: SECOND }))
         assert.deepEqual(await renewAt(store, t + 900, job, SECOND), ['ok'])
-        assert.deepEqual(await store.recoverExpired({ now: t + 1500 }), { retried: [], dead: [] })
+        assert.deepEqual(await store.recoverExpired({ now: t + 1500 }), { retried: [], dead: [], clamped: 0 })
         assert.equal((await getExisting(store, job.id)).state, 'active')
-        assert.deepEqual(await store.recoverExpired({ now: t + 1900 }), { retried: [job.id], dead: [] })
+        assert.deepEqual(await store.recoverExpired({ now: t + 1900 }), {
+          retried: [job.id],
+          dead: [],
+          clamped: 0,
+        })
       })
 
       test('returns an empty list for an empty renew batch', async ({ store }) => {
@@ -1060,6 +1108,7 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         assert.deepEqual(await store.recoverExpired({ now: t + 2 * SECOND }), {
           retried: [twice],
           dead: [once],
+          clamped: 0,
         })
         const dead = await getExisting(store, once!)
         assert.equal(dead.state, 'dead')
@@ -1068,7 +1117,11 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         assert.equal(dead.finishedAt, t + 2 * SECOND)
 
         assert.deepEqual(ids(await claimAt(store, t + 2 * SECOND, { leaseMs: SECOND })), [twice])
-        assert.deepEqual(await store.recoverExpired({ now: t + 4 * SECOND }), { retried: [], dead: [twice] })
+        assert.deepEqual(await store.recoverExpired({ now: t + 4 * SECOND }), {
+          retried: [],
+          dead: [twice],
+          clamped: 0,
+        })
         const last = await getExisting(store, twice!)
         assert.equal(last.state, 'dead')
         assert.equal(last.attempts, 2)
@@ -1085,21 +1138,31 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         assert.deepEqual(await store.recoverExpired({ now: t + 10 * SECOND - 1 }), {
           retried: [short],
           dead: [],
+          clamped: 0,
         })
         assert.deepEqual(view(await getExisting(store, long!)), before)
-        assert.deepEqual(await store.settle({ settlements: [completed(l)], now: t + 10 * SECOND - 1 }), [
-          'ok',
-        ])
+        assert.deepEqual(
+          (await store.settle({ settlements: [completed(l)], now: t + 10 * SECOND - 1 })).settled,
+          ['ok'],
+        )
       })
 
       test('recovers nothing when called again', async ({ store }) => {
         const t = Date.now()
         const id = await enqueueJob(store, t)
         await claimAt(store, t, { leaseMs: SECOND })
-        assert.deepEqual(await store.recoverExpired({ now: t + MINUTE }), { retried: [id], dead: [] })
+        assert.deepEqual(await store.recoverExpired({ now: t + MINUTE }), {
+          retried: [id],
+          dead: [],
+          clamped: 0,
+        })
         const after = view(await getExisting(store, id))
-        assert.deepEqual(await store.recoverExpired({ now: t + MINUTE }), { retried: [], dead: [] })
-        assert.deepEqual(await store.recoverExpired({ now: t + HOUR }), { retried: [], dead: [] })
+        assert.deepEqual(await store.recoverExpired({ now: t + MINUTE }), {
+          retried: [],
+          dead: [],
+          clamped: 0,
+        })
+        assert.deepEqual(await store.recoverExpired({ now: t + HOUR }), { retried: [], dead: [], clamped: 0 })
         assert.deepEqual(view(await getExisting(store, id)), after)
       })
 
@@ -1109,7 +1172,7 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         const job = one(await claimAt(store, t, { leaseMs: SECOND }))
         await store.recoverExpired({ now: t + MINUTE })
         assert.deepEqual(await renewAt(store, t + MINUTE, job), ['lease_lost'])
-        assert.deepEqual(await store.settle({ settlements: [completed(job)], now: t + MINUTE }), [
+        assert.deepEqual((await store.settle({ settlements: [completed(job)], now: t + MINUTE })).settled, [
           'lease_lost',
         ])
         const stored = await getExisting(store, job.id)
@@ -1126,7 +1189,11 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         const second = await store.recoverExpired({ now: t + MINUTE, limit: 2 })
         assert.equal(second.retried.length + second.dead.length, 1)
         assert.deepEqual(sortIds([...first.retried, ...second.retried]), enqueued)
-        assert.deepEqual(await store.recoverExpired({ now: t + MINUTE, limit: 2 }), { retried: [], dead: [] })
+        assert.deepEqual(await store.recoverExpired({ now: t + MINUTE, limit: 2 }), {
+          retried: [],
+          dead: [],
+          clamped: 0,
+        })
       })
 
       test('recovers only the leases given, each if still as seen and run out', async ({ store }) => {
@@ -1140,16 +1207,18 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         assert.deepEqual(await store.recoverExpired({ now: t + SECOND, leases: [seen[1]!] }), {
           retried: [reclaimed],
           dead: [],
+          clamped: 0,
         })
         await claimAt(store, t + SECOND, { leaseMs: SECOND }, reclaimed)
         const notYet = { ...seen[2]!, leaseExpiresAt: seen[2]!.leaseExpiresAt }
         assert.deepEqual(await store.recoverExpired({ now: t + SECOND - 1, leases: [notYet] }), {
           retried: [],
           dead: [],
+          clamped: 0,
         })
         assert.deepEqual(
           await store.recoverExpired({ now: t + 2 * SECOND, leases: [seen[0]!, seen[1]!, seen[3]!] }),
-          { retried: [taken], dead: [] },
+          { retried: [taken], dead: [], clamped: 0 },
           'only the one still as seen',
         )
         assert.equal((await getExisting(store, live!)).state, 'active')
@@ -1157,15 +1226,16 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         assert.deepEqual(await store.recoverExpired({ now: t + 2 * SECOND, leases: [] }), {
           retried: [],
           dead: [],
+          clamped: 0,
         })
       })
 
       test('recovers nothing when no job is active', async ({ store }) => {
         const t = Date.now()
-        assert.deepEqual(await store.recoverExpired({ now: t }), { retried: [], dead: [] })
+        assert.deepEqual(await store.recoverExpired({ now: t }), { retried: [], dead: [], clamped: 0 })
         await enqueueJobs(store, t, [{}, { delayMs: SECOND }])
         await finishNew(store, t, 'completed', { queue: 'done' })
-        assert.deepEqual(await store.recoverExpired({ now: t + HOUR }), { retried: [], dead: [] })
+        assert.deepEqual(await store.recoverExpired({ now: t + HOUR }), { retried: [], dead: [], clamped: 0 })
       })
     })
 
@@ -1211,7 +1281,7 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
       })
     })
 
-    describe('clampLeases', () => {
+    describe('recoverExpired with clampLeases', () => {
       test('brings leases renewed in the future (the clock went back) to their own length from now', async ({
         store,
       }) => {
@@ -1221,31 +1291,46 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         const back = t - HOUR
         await claimAt(store, back, { limit: 1, leaseMs: 20 * SECOND }, fresh)
         const freshBefore = view(await getExisting(store, fresh!))
-        assert.equal(await store.clampLeases({ now: back + SECOND }), 1)
+        assert.equal(await clampLeases(store, { now: back + SECOND }), 1)
         assert.equal((await getExisting(store, stale!)).leaseExpiresAt, back + SECOND + 10 * SECOND)
         assert.deepEqual(
           view(await getExisting(store, fresh!)),
           freshBefore,
           'a lease set before now is kept',
         )
-        assert.equal(await store.clampLeases({ now: back + SECOND }), 0)
+        assert.equal(await clampLeases(store, { now: back + SECOND }), 0)
         assert.deepEqual(await store.recoverExpired({ now: back + 11 * SECOND }), {
           retried: [stale],
           dead: [],
+          clamped: 0,
         })
+      })
+
+      test('clamps first, then recovers what ran out, in the same call', async ({ store }) => {
+        const t = Date.now()
+        const [ahead, expired] = await enqueueJobs(store, t, [{ priority: 1 }, {}])
+        await claimAt(store, t, { limit: 1, leaseMs: 10 * SECOND }, ahead)
+        const back = t - HOUR
+        await claimAt(store, back, { limit: 1, leaseMs: SECOND }, expired)
+        assert.deepEqual(await store.recoverExpired({ now: back + 2 * SECOND, clampLeases: true }), {
+          retried: [expired],
+          dead: [],
+          clamped: 1,
+        })
+        assert.equal((await getExisting(store, ahead!)).leaseExpiresAt, back + 2 * SECOND + 10 * SECOND)
       })
     })
 
     describe('waitForWork', () => {
       test("resolves 'notified' when a job is enqueued through the same store", async ({ store }) => {
-        const waiting = store.waitForWork({ queues: ['default'], timeoutMs: 2 * SECOND })
+        const waiting = waitReason(store, { queues: ['default'], timeoutMs: 2 * SECOND })
         await store.enqueue({ jobs: [newJob()] })
         assert.equal(await within(3 * SECOND, 'waitForWork', waiting), 'notified')
       })
 
       test("resolves 'notified' when another store instance enqueues a job", async (h) => {
         const peer = await h.openPeer()
-        const waiting = h.store.waitForWork({ queues: ['default'], timeoutMs: 2 * SECOND })
+        const waiting = waitReason(h.store, { queues: ['default'], timeoutMs: 2 * SECOND })
         await peer.enqueue({ jobs: [newJob()] })
         assert.equal(await within(3 * SECOND, 'waitForWork', waiting), 'notified')
       })
@@ -1257,7 +1342,7 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
           [],
         )
         const deadline = Date.now() + 2 * SECOND
-        const waiting = h.store.waitForWork({ queues: ['default'], timeoutMs: 2 * SECOND })
+        const waiting = waitReason(h.store, { queues: ['default'], timeoutMs: 2 * SECOND })
         const [enqueued] = await peer.enqueue({ jobs: [newJob()] })
         // A worker's loop: wait, claim; an empty claim after a wake-up means wait again.
         let reason = await waiting
@@ -1275,7 +1360,7 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
           }
           const left = deadline - Date.now()
           assert.ok(left > 0, 'the job was not claimable within 2 s')
-          reason = await h.store.waitForWork({ queues: ['default'], timeoutMs: left })
+          reason = await waitReason(h.store, { queues: ['default'], timeoutMs: left })
         }
       })
 
@@ -1285,7 +1370,7 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         const reason = await within(
           5 * SECOND,
           'waitForWork',
-          store.waitForWork({ queues: ['default'], timeoutMs: 3 * SECOND }),
+          waitReason(store, { queues: ['default'], timeoutMs: 3 * SECOND }),
         )
         assert.equal(reason, 'due')
         const now = Date.now()
@@ -1295,14 +1380,14 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
 
       test("resolves 'aborted' when its signal is aborted", async ({ store }) => {
         const controller = new AbortController()
-        const waiting = store.waitForWork({
+        const waiting = waitReason(store, {
           queues: ['default'],
           signal: controller.signal,
           timeoutMs: 5 * SECOND,
         })
         controller.abort()
         assert.equal(await within(SECOND, 'waitForWork', waiting), 'aborted')
-        const already = store.waitForWork({
+        const already = waitReason(store, {
           queues: ['default'],
           signal: AbortSignal.abort(),
           timeoutMs: 5 * SECOND,
@@ -1315,20 +1400,20 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         const reason = await within(
           2 * SECOND,
           'waitForWork',
-          store.waitForWork({ queues: ['default'], timeoutMs: 50 }),
+          waitReason(store, { queues: ['default'], timeoutMs: 50 }),
         )
         assert.equal(reason, 'timeout')
         assert.ok(Date.now() - started >= 45, 'it waited about timeoutMs')
       })
 
       test("resolves 'aborted' for a waiter when the store is closed", async ({ store }) => {
-        const waiting = store.waitForWork({ queues: ['default'], timeoutMs: 5 * SECOND })
+        const waiting = waitReason(store, { queues: ['default'], timeoutMs: 5 * SECOND })
         await store.close()
         assert.equal(await within(SECOND, 'waitForWork', waiting), 'aborted')
       })
     })
 
-    describe('waitForJobs', () => {
+    describe('waitForWork with a claim', () => {
       deliveryTest(
         'an enqueue from another store instance hands a waiter its jobs, leased, in claim order',
         async (h, waitForJobs) => {
@@ -1368,7 +1453,8 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
             // Taken (fenced by the token like a claim's lease), they get the waiter's own lease.
             const [first, second] = wake.jobs
             const take = (jobs: readonly ClaimedJob[]) =>
-              h.store.takeDelivered!({
+              h.store.renew({
+                delivered: true,
                 leases: jobs.map((job) => ({ id: job.id, leaseToken: job.leaseToken })),
                 leaseMs: LEASE_MS,
                 now: before + 1,
@@ -1381,15 +1467,16 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
             assert.deepEqual(await h.store.recoverExpired({ now: before + DELIVERY_LEASE_MS }), {
               retried: [],
               dead: [],
+              clamped: 0,
             })
             assert.deepEqual(await renewAt(h.store, before, { ...first!, leaseToken: 'forged' }), [
               'lease_lost',
             ])
             assert.deepEqual(await renewAt(h.store, before, first!), ['ok'])
-            assert.deepEqual(await h.store.settle({ settlements: [completed(first), completed(second)] }), [
-              'ok',
-              'ok',
-            ])
+            assert.deepEqual(
+              (await h.store.settle({ settlements: [completed(first), completed(second)] })).settled,
+              ['ok', 'ok'],
+            )
             // Beyond the waiter's limit: still in line for anybody.
             await claimAt(h.store, before, { queues: ['default'] }, low)
             return
@@ -1409,7 +1496,7 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         assert.deepEqual(await within(SECOND, 'waitForJobs', timedOut), { reason: 'timeout', jobs: [] })
         // A closed store's waiter is gone too, whether or not it could say so.
         const closing = await h.openPeer()
-        const closed = closing.waitForJobs!({ queues: ['default'], timeoutMs: 5 * SECOND, claim })
+        const closed = closing.waitForWork({ queues: ['default'], timeoutMs: 5 * SECOND, claim })
         await new Promise((resolve) => setTimeout(resolve, 100))
         await closing.close()
         assert.deepEqual(await within(SECOND, 'waitForJobs', closed), { reason: 'aborted', jobs: [] })
@@ -1440,17 +1527,20 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
             assert.deepEqual(await h.store.recoverExpired({ now: before + DELIVERY_LEASE_MS - 1 }), {
               retried: [],
               dead: [],
+              clamped: 0,
             })
             assert.deepEqual(await h.store.recoverExpired({ now: before + DELIVERY_LEASE_MS }), {
               retried: [id],
               dead: [],
+              clamped: 0,
             })
             const back = await getExisting(h.store, id)
             assert.equal(back.state, 'ready')
             assert.equal(back.attempts, 0, 'the attempt is given back')
             assert.equal(back.lastError, null, 'it never ran, so it never failed')
             assert.deepEqual(
-              await h.store.takeDelivered!({
+              await h.store.renew({
+                delivered: true,
                 leases: [{ id, leaseToken: handed!.leaseToken }],
                 leaseMs: LEASE_MS,
                 now: before + DELIVERY_LEASE_MS,
@@ -1508,11 +1598,33 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
       })
     })
 
-    describe('getJob', () => {
+    describe('listJobs with ids', () => {
       test('returns null for an unknown id', async ({ store }) => {
-        assert.equal(await store.getJob(UNKNOWN_ID), null)
+        assert.equal(await getJob(store, UNKNOWN_ID), null)
         await enqueueJob(store, Date.now())
-        assert.equal(await store.getJob(UNKNOWN_ID), null)
+        assert.equal(await getJob(store, UNKNOWN_ID), null)
+      })
+
+      test('returns the jobs asked for in the order asked, without unknown or malformed ids', async ({
+        store,
+      }) => {
+        const t = Date.now()
+        const [a, b, c] = await enqueueJobs(store, t, [{}, {}, {}])
+        const page = await store.listJobs({ ids: [c!, UNKNOWN_ID, a!, 'not-an-id', b!] })
+        assert.deepEqual(ids(page.jobs), [c, a, b])
+        assert.equal(page.nextCursor, null)
+        for (const job of page.jobs) assert.deepEqual(view(job), view(await getExisting(store, job.id)))
+        assert.deepEqual(await store.listJobs({ ids: [] }), { jobs: [], nextCursor: null })
+      })
+
+      test('refuses ids together with a filter or a cursor', async ({ store }) => {
+        const [id] = await enqueueJobs(store, Date.now(), [{}])
+        for (const extra of [{ state: 'ready' }, { queue: 'default' }, { cursor: id }] as const) {
+          await assert.rejects(
+            store.listJobs({ ids: [id!], ...extra }),
+            (error: unknown) => error instanceof ValidationError && error.field === 'ids',
+          )
+        }
       })
     })
 
@@ -1601,18 +1713,20 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         assert.equal(claimed.length, 3)
         const [toComplete, toKill] = claimed
         assert.deepEqual(
-          await store.settle({
-            settlements: [
-              completed(toComplete),
-              {
-                kind: 'dead',
-                id: toKill!.id,
-                leaseToken: toKill!.leaseToken,
-                error: { kind: 'error', message: 'x' },
-              },
-            ],
-            now: t,
-          }),
+          (
+            await store.settle({
+              settlements: [
+                completed(toComplete),
+                {
+                  kind: 'dead',
+                  id: toKill!.id,
+                  leaseToken: toKill!.leaseToken,
+                  error: { kind: 'error', message: 'x' },
+                },
+              ],
+              now: t,
+            })
+          ).settled,
           ['ok', 'ok'],
         )
         await enqueueJobs(store, t, [
@@ -1752,8 +1866,10 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         assert.equal(cancelled.lastError?.kind, 'cancelled')
         assert.equal(cancelled.finishedAt, t + 10)
         assert.deepEqual(await renewAt(store, t + 20, job), ['lease_lost'])
-        assert.deepEqual(await store.settle({ settlements: [completed(job)], now: t + 20 }), ['lease_lost'])
-        assert.deepEqual(await store.recoverExpired({ now: t + HOUR }), { retried: [], dead: [] })
+        assert.deepEqual((await store.settle({ settlements: [completed(job)], now: t + 20 })).settled, [
+          'lease_lost',
+        ])
+        assert.deepEqual(await store.recoverExpired({ now: t + HOUR }), { retried: [], dead: [], clamped: 0 })
         assert.deepEqual(view(await getExisting(store, job.id)), cancelled)
       })
 
@@ -1788,7 +1904,7 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         await refused(store.cancel({ ids: [done], nw: t } as never), 'nw')
         await refused(store.listJobs({ sate: 'dead' } as never), 'sate')
         await refused(store.stats({ recentWindow: 1 } as never), 'recentWindow')
-        await refused(store.requestStop({ when: t } as never), 'when')
+        await refused(store.control({ requestStop: true, when: t } as never), 'when')
         assert.deepEqual([view(await getExisting(store, dead)), view(await getExisting(store, done))], before)
       })
     })
@@ -1805,8 +1921,8 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         const kept = [dead, active.id, ready!, scheduled!]
         const before = await Promise.all(kept.map(async (id) => view(await getExisting(store, id))))
         assert.equal(await store.purge({ state: 'completed', now: t + SECOND }), 2)
-        assert.equal(await store.getJob(c1), null)
-        assert.equal(await store.getJob(c2), null)
+        assert.equal(await getJob(store, c1), null)
+        assert.equal(await getJob(store, c2), null)
         assert.deepEqual(
           await Promise.all(kept.map(async (id) => view(await getExisting(store, id)))),
           before,
@@ -1821,8 +1937,8 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         assert.equal(await store.cancel({ ids: [cancelled], now: t }), 1)
         const done = await finishNew(store, t, 'completed')
         assert.equal(await store.purge({ state: 'dead', now: t + SECOND }), 2)
-        assert.equal(await store.getJob(dead), null)
-        assert.equal(await store.getJob(cancelled), null)
+        assert.equal(await getJob(store, dead), null)
+        assert.equal(await getJob(store, cancelled), null)
         assert.equal((await getExisting(store, done)).state, 'completed')
       })
 
@@ -1835,8 +1951,8 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
           await store.purge({ state: 'completed', olderThanMs: 3 * SECOND, now: t + 6 * SECOND }),
           2,
         )
-        assert.equal(await store.getJob(j1), null)
-        assert.equal(await store.getJob(j3), null, 'finished exactly olderThanMs ago')
+        assert.equal(await getJob(store, j1), null)
+        assert.equal(await getJob(store, j3), null, 'finished exactly olderThanMs ago')
         assert.equal((await getExisting(store, j5)).state, 'completed')
         assert.equal(
           await store.purge({ state: 'completed', olderThanMs: 3 * SECOND, now: t + 8 * SECOND - 1 }),
@@ -1854,46 +1970,52 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
         const a2 = await finishNew(store, t, 'dead', { queue: 'a' })
         const b = await finishNew(store, t, 'dead', { queue: 'b' })
         assert.equal(await store.purge({ state: 'dead', queue: 'a', now: t }), 2)
-        assert.equal(await store.getJob(a1), null)
-        assert.equal(await store.getJob(a2), null)
+        assert.equal(await getJob(store, a1), null)
+        assert.equal(await getJob(store, a2), null)
         assert.equal((await getExisting(store, b)).state, 'dead')
       })
     })
 
-    describe('requestStop and stopRequestedAt', () => {
+    describe('control', () => {
+      test('answers a stop request with the record as the request left it', async ({ store }) => {
+        const t = Date.now()
+        assert.deepEqual(await store.control({ requestStop: true, now: t }), { stopRequestedAt: t })
+        assert.deepEqual(await store.control(), { stopRequestedAt: t })
+      })
+
       test('reports null before any stop request and the latest request after', async ({ store }) => {
         const t = Date.now()
-        assert.equal(await store.stopRequestedAt(), null)
-        await store.requestStop({ now: t })
-        assert.equal(await store.stopRequestedAt(), t)
-        await store.requestStop({ now: t + SECOND })
-        assert.equal(await store.stopRequestedAt(), t + SECOND)
+        assert.equal((await store.control()).stopRequestedAt, null)
+        await store.control({ requestStop: true, now: t })
+        assert.equal((await store.control()).stopRequestedAt, t)
+        await store.control({ requestStop: true, now: t + SECOND })
+        assert.equal((await store.control()).stopRequestedAt, t + SECOND)
       })
 
       test('moves the stop time forward with every request, even one with an earlier clock', async ({
         store,
       }) => {
         const t = Date.now()
-        await store.requestStop({ now: t })
-        await store.requestStop({ now: t - SECOND })
-        const second = await store.stopRequestedAt()
+        await store.control({ requestStop: true, now: t })
+        await store.control({ requestStop: true, now: t - SECOND })
+        const second = (await store.control()).stopRequestedAt
         assert.ok(second !== null && second > t, `expected a time after ${t}, got ${second}`)
       })
 
       test('is seen by, and wakes, a worker waiting through another store instance', async (h) => {
         const peer = await h.openPeer()
-        const waiting = h.store.waitForWork({ queues: ['default'], timeoutMs: 2 * SECOND })
+        const waiting = waitReason(h.store, { queues: ['default'], timeoutMs: 2 * SECOND })
         const t = Date.now()
-        await peer.requestStop({ now: t })
+        await peer.control({ requestStop: true, now: t })
         assert.equal(await within(3 * SECOND, 'waitForWork', waiting), 'notified')
-        assert.equal(await h.store.stopRequestedAt(), t)
+        assert.equal((await h.store.control()).stopRequestedAt, t)
       })
 
       test("wakes a store's first wait for a stop requested through another instance since it opened", async (h) => {
         const peer = await h.openPeer()
         const t = Date.now()
-        await peer.requestStop({ now: t })
-        const waiting = h.store.waitForWork({ queues: ['default'], timeoutMs: 2 * SECOND })
+        await peer.control({ requestStop: true, now: t })
+        const waiting = waitReason(h.store, { queues: ['default'], timeoutMs: 2 * SECOND })
         assert.equal(await within(3 * SECOND, 'waitForWork', waiting), 'notified')
       })
     })
@@ -1936,7 +2058,7 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
           ['settle', () => store.settle({ settlements: [completed(job)], now: t })],
           ['renew', () => renewAt(store, t, job)],
           ['recoverExpired', () => store.recoverExpired({ now: t })],
-          ['getJob', () => store.getJob(job.id)],
+          ['getJob', () => getJob(store, job.id)],
           ['listJobs', () => store.listJobs()],
           ['stats', () => store.stats({ now: t })],
           ['retry', () => store.retry({ ids: [job.id], now: t })],
@@ -1961,9 +2083,9 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
           await peer.enqueue({ jobs: [newJob({ queue: 'other', delayMs: HOUR })] })
           const controller = new AbortController()
           const waits = [
-            h.store.waitForWork({ queues: ['default'], signal: controller.signal }),
-            peer.waitForWork({ queues: ['default', 'other'], timeoutMs: 10 }),
-            h.store.waitForWork({ queues: ['other'] }),
+            waitReason(h.store, { queues: ['default'], signal: controller.signal }),
+            waitReason(peer, { queues: ['default', 'other'], timeoutMs: 10 }),
+            waitReason(h.store, { queues: ['other'] }),
           ]
           controller.abort()
           await within(SECOND, 'waitForWork', Promise.all(waits.slice(0, 2)))
@@ -2000,7 +2122,7 @@ export function runStoreConformance({ name, createHarness, skip = [] }: StoreCon
 
 // ── helpers ──────────────────────────────────────────────────────────────────────────────────
 
-type WaitForJobs = (params: WaitForJobsParams) => Promise<WaitForJobsResult>
+type WaitForJobs = (params: WaitParams & { claim: WaitClaim }) => Promise<WaitResult>
 
 async function enqueueJobs(
   store: Store,
@@ -2065,12 +2187,12 @@ async function finishNew(
           leaseToken: job!.leaseToken,
           error: { kind: 'error', message: 'failed for good' },
         }
-  assert.deepEqual(await store.settle({ settlements: [settlement], now }), ['ok'])
+  assert.deepEqual((await store.settle({ settlements: [settlement], now })).settled, ['ok'])
   return id
 }
 
 async function getExisting(store: Store, id: JobId): Promise<Job> {
-  const job = await store.getJob(id)
+  const job = await getJob(store, id)
   assert.ok(job, `job ${id} exists`)
   return job
 }
@@ -2109,18 +2231,7 @@ function one<T>(items: readonly T[]): T {
 }
 
 function stat(queue: string, counts: Partial<Omit<QueueStats, 'queue'>>): QueueStats {
-  return {
-    queue,
-    ready: 0,
-    scheduled: 0,
-    active: 0,
-    completed: 0,
-    dead: 0,
-    recentCompletedCount: 0,
-    recentDeadCount: 0,
-    recentWindowMs: 60_000,
-    ...counts,
-  }
+  return { ...emptyStats(queue, 60_000), ...counts }
 }
 
 /** Every page of a listing, as lists of ids; fails if the cursor never ends. */

@@ -30,6 +30,7 @@ import {
   WORKER_STARTED,
   type FerryProcess,
 } from '../helpers/worker-helpers.js'
+import { getJob } from '../helpers/store-calls.js'
 
 const SCRIPTED = fixtureHandlers('scripted.ts')
 const LEASE_MS = 3000
@@ -132,7 +133,11 @@ function clockStepCases(name: string, setUpStore: (t: TestContext) => Promise<St
       } satisfies ScriptPayload)
       const first = startWorker(t, setUp)
       await first.waitForOutput(WORKER_STARTED)
-      await waitFor(async () => (await setUp.store.getJob(id))?.state === 'active', 20_000, 'the job running')
+      await waitFor(
+        async () => (await getJob(setUp.store, id))?.state === 'active',
+        20_000,
+        'the job running',
+      )
       // Killed right after the step, before it could renew on the new clock.
       setUp.clock.setOffset(step)
       first.child.kill('SIGKILL')
@@ -140,7 +145,7 @@ function clockStepCases(name: string, setUpStore: (t: TestContext) => Promise<St
       const diedAt = performance.now()
       const second = startWorker(t, setUp)
       await waitFor(
-        async () => (await setUp.store.getJob(id))?.state === 'completed',
+        async () => (await getJob(setUp.store, id))?.state === 'completed',
         // A lease, half a lease of watching by a recoverer that just started, its start-up under
         // tsx and a sweep: well under a minute, where the step would be 10 minutes early or late.
         30_000,
@@ -149,7 +154,7 @@ function clockStepCases(name: string, setUpStore: (t: TestContext) => Promise<St
       )
       const backAfterMs = performance.now() - diedAt
       t.diagnostic(`back and completed ${Math.round(backAfterMs)} ms after its worker died`)
-      const job = (await setUp.store.getJob(id))!
+      const job = (await getJob(setUp.store, id))!
       assert.equal(job.attempts, 2)
       assert.deepEqual(job.result, 'second run')
       second.child.kill('SIGTERM')

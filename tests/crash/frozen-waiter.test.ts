@@ -14,6 +14,7 @@ import { ownServerOptions, startOwnRedisServer } from '../helpers/redis-harness.
 import { RedisStore } from '../../src/redis.js'
 import { skipUnlessAvailable } from '../helpers/services.js'
 import { defer, REPO_ROOT, spawnFerry, waitFor, WORKER_STARTED } from '../helpers/worker-helpers.js'
+import { getJob } from '../helpers/store-calls.js'
 
 const OK_HANDLERS = `${REPO_ROOT}/tests/fixtures/executor-handlers/ok.mjs`
 /** The default lease: a frozen waiter used to cost the job all of it, and its attempt. */
@@ -63,7 +64,7 @@ for (const target of targets) {
       const { id } = await createClient({ store }).enqueue('ok', { n: 1 }, { maxAttempts: 1 })
       const handed = await waitFor(
         async () => {
-          const job = await store.getJob(id)
+          const job = await getJob(store, id)
           return job?.state === 'active' ? job : null
         },
         10_000,
@@ -77,7 +78,7 @@ for (const target of targets) {
       const otherPid = other.child.pid
       const done = await waitFor(
         async () => {
-          const job = await store.getJob(id)
+          const job = await getJob(store, id)
           return job?.state === 'completed' || job?.state === 'dead' ? job : null
         },
         LEASE_MS / 2,
@@ -97,7 +98,7 @@ for (const target of targets) {
       other.child.kill('SIGTERM')
       const [frozenExit] = await Promise.all([frozen.waitForExit(), other.waitForExit()])
       assert.match(frozenExit.stderr, /stopped \(requested\): 0 completed/, frozenExit.stderr)
-      const after = (await store.getJob(id))!
+      const after = (await getJob(store, id))!
       assert.equal(after.state, 'completed')
       assert.equal(after.attempts, 1)
       assert.equal((after.result as { pid: number }).pid, otherPid)

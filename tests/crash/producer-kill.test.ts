@@ -19,6 +19,7 @@ import { jobFor } from '../fixtures/producer.js'
 import { postgresUnreachableReason, tempSchema } from '../helpers/postgres-harness.js'
 import { skipUnlessAvailable } from '../helpers/services.js'
 import { allJobs } from '../helpers/store-harness.js'
+import { getJob } from '../helpers/store-calls.js'
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/producer.ts', import.meta.url))
 const ROUNDS = 24
@@ -133,7 +134,7 @@ async function killAndCheck(
         jobFor(seq).options.priority,
         `the producer printed a wrong priority for seq ${seq}`,
       )
-      assertIntact(await store.getJob(id), seq, `job ${id} (seq ${seq})`)
+      assertIntact(await getJob(store, id), seq, `job ${id} (seq ${seq})`)
     }
     // Jobs committed but not yet printed when the kill came may be there too: each whole, none twice.
     const jobs = await allJobs(store)

@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url'
 
 import { Worker, type Job, type StopReason, type Store, type WorkerOptions } from '../../src/index.js'
 import { SqliteStore, type SqliteStoreOptions } from '../../src/sqlite.js'
+import { getJob as findJob } from './store-calls.js'
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const FERRY_MAIN = join(REPO_ROOT, 'src', 'cli', 'main.ts')
@@ -153,7 +154,7 @@ export async function tempStore(t: TestContext): Promise<TempStore> {
 }
 
 export async function getJob(store: Store, id: string): Promise<Job> {
-  const job = await store.getJob(id)
+  const job = await findJob(store, id)
   if (job === null) throw new Error(`job ${id} is missing`)
   return job
 }

@@ -8,6 +8,7 @@ import { describe, it } from 'node:test'
 
 import { STORES, freshStore } from '../helpers/stores.js'
 import { newJob, within } from '../helpers/store-harness.js'
+import { waitReason } from '../helpers/store-calls.js'
 
 const QUEUE_COUNT = 10_000
 const LEASE = { leaseMs: 60_000, workerId: 'many-queues' }
@@ -39,7 +40,7 @@ for (const storeUnderTest of STORES) {
           ['q9998', 'next to last'],
         ],
       )
-      const { settled, claimed: rest } = await store.settleAndClaim({
+      const { settled, claimed: rest } = await store.settle({
         settlements: claimed.map((job) => ({ kind: 'completed', id: job.id, leaseToken: job.leaseToken })),
         claim: { queues, limit: 10, ...LEASE },
       })
@@ -54,7 +55,7 @@ for (const storeUnderTest of STORES) {
     it('wakes a waiter on all of them when a job is enqueued on the last', async (t) => {
       const harness = await freshStore(t, storeUnderTest)
       const producer = await harness.openPeer()
-      const waiting = harness.store.waitForWork({ queues, timeoutMs: 10_000 })
+      const waiting = waitReason(harness.store, { queues, timeoutMs: 10_000 })
       await producer.enqueue({ jobs: [newJob({ queue: queues[QUEUE_COUNT - 1]! })] })
       assert.equal(await within(10_000, 'the wait', waiting), 'notified')
     })

@@ -167,9 +167,13 @@ test('PostgreSQL migrations', skipUnlessAvailable(await postgresUnreachableReaso
       // The old jobs go on: the leased one settles with its lease, the others are claimed.
       const leased = before.find((row) => row.name === 'old-leased')!
       assert.deepEqual(
-        await store.settle({
-          settlements: [{ kind: 'completed', id: String(leased.id), leaseToken: String(leased.lease_token) }],
-        }),
+        (
+          await store.settle({
+            settlements: [
+              { kind: 'completed', id: String(leased.id), leaseToken: String(leased.lease_token) },
+            ],
+          })
+        ).settled,
         ['ok'],
       )
       const claimed = await store.claim({ queues: ['default'], limit: 10, leaseMs: LEASE_MS, workerId: 'w' })

@@ -26,6 +26,7 @@ import { skipUnlessAvailable, whenAvailable } from '../helpers/services.js'
 import { privatePostgres, privatePostgresUnavailable } from '../helpers/private-postgres.js'
 import { allJobs, newJob, within } from '../helpers/store-harness.js'
 import { defer, startWorker, waitFor } from '../helpers/worker-helpers.js'
+import { getJob, waitReason } from '../helpers/store-calls.js'
 
 const LEASE_MS = 60_000
 
@@ -83,7 +84,7 @@ async function claimWithin(store: Store, ms: number): Promise<string[]> {
     if (claimed.length > 0) return claimed.map((job) => job.id)
     const left = deadline - Date.now()
     if (left <= 0) return []
-    await store.waitForWork({ queues: ['default'], timeoutMs: left })
+    await waitReason(store, { queues: ['default'], timeoutMs: left })
   }
 }
 
@@ -96,7 +97,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
     await app.query('BEGIN')
     const { id } = await client.enqueue('send-email', { to: 'a@example.com' }, { tx: app })
     await app.query('ROLLBACK')
-    assert.equal(await store.getJob(id), null)
+    assert.equal(await getJob(store, id), null)
     assert.deepEqual(await allJobs(store), [])
   })
 
@@ -105,7 +106,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
     const store = await open()
     const worker = await open()
     const app = await appClient(t)
-    const waiting = worker.waitForWork({ queues: ['default'], timeoutMs: 10_000 })
+    const waiting = waitReason(worker, { queues: ['default'], timeoutMs: 10_000 })
     // Let the waiter start listening, so a notification sent too early would be seen.
     await new Promise((resolve) => setTimeout(resolve, 200))
 
@@ -118,13 +119,13 @@ await whenAvailable(postgresUnreachableReason(), () => {
       ],
       { tx: app },
     )
-    assert.equal(await store.getJob(first!.id), null, 'not visible to others before commit')
+    assert.equal(await getJob(store, first!.id), null, 'not visible to others before commit')
     const early = await Promise.race([waiting, new Promise((resolve) => setTimeout(resolve, 300, 'still'))])
     assert.equal(early, 'still', 'no worker is woken before commit')
     await app.query('COMMIT')
 
     assert.equal(await within(5000, 'waitForWork', waiting), 'notified')
-    assert.equal((await store.getJob(first!.id))?.state, 'ready')
+    assert.equal((await getJob(store, first!.id))?.state, 'ready')
     assert.deepEqual(await claimWithin(worker, 1000), [first!.id, second!.id])
   })
 
@@ -151,7 +152,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
         assert.deepEqual(keyedResult, { id: held.id, created: false })
       } else {
         assert.equal(keyedResult.created, true)
-        assert.deepEqual((await store.getJob(keyedResult.id))?.payload, { by: 'pool' })
+        assert.deepEqual((await getJob(store, keyedResult.id))?.payload, { by: 'pool' })
       }
       assert.equal(keylessResult.created, true)
       assert.equal((await allJobs(store)).length, 2, 'one job per key, and the keyless one')
@@ -179,14 +180,14 @@ await whenAvailable(postgresUnreachableReason(), () => {
     const { open, schema } = tempSchema(t)
     const store = await open()
     const app = await appClient(t)
-    const waiting = store.waitForWork({ queues: ['mail'], timeoutMs: 10_000 })
+    const waiting = waitReason(store, { queues: ['mail'], timeoutMs: 10_000 })
     await new Promise((resolve) => setTimeout(resolve, 200))
     const { rows } = await app.query<{ id: string }>(
       `SELECT "${schema}".enqueue('send-email', $1::json, queue => 'mail', priority => 5) AS id`,
       [JSON.stringify({ to: 'a@example.com', n: [1, 2] })],
     )
     assert.equal(await within(5000, 'waitForWork', waiting), 'notified')
-    const job = await store.getJob(rows[0]!.id)
+    const job = await getJob(store, rows[0]!.id)
     assert.deepEqual(
       {
         name: job?.name,
@@ -211,7 +212,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
       `SELECT "${schema}".enqueue('report', '{}', unique_key => 'r1') AS id`,
     )
     assert.equal(again.rows[0]!.id, later.rows[0]!.id, 'a held unique key returns the holder')
-    const scheduled = await store.getJob(later.rows[0]!.id)
+    const scheduled = await getJob(store, later.rows[0]!.id)
     assert.equal(scheduled?.state, 'scheduled')
     assert.ok(Math.abs(scheduled!.runAt - (Date.now() + 3_600_000)) < 60_000)
 
@@ -239,7 +240,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
       { text: hostile, quote: '\'"\\', nul: '\u0000' },
       { uniqueKey: hostile },
     )
-    const job = await store.getJob(id)
+    const job = await getJob(store, id)
     assert.deepEqual(job?.payload, { text: hostile, quote: '\'"\\', nul: '\u0000' })
     assert.equal(job?.uniqueKey, hostile)
 
@@ -256,10 +257,10 @@ await whenAvailable(postgresUnreachableReason(), () => {
       () => store.claim({ queues: [hostile], limit: 1, leaseMs: LEASE_MS, workerId: 'w' }),
       'queues[0]',
     )
-    await refused(() => store.waitForWork({ queues: [hostile], timeoutMs: 10 }), 'queues[0]')
+    await refused(() => waitReason(store, { queues: [hostile], timeoutMs: 10 }), 'queues[0]')
     await refused(() => store.listJobs({ cursor: `1 OR 1=1` }), 'cursor')
     // Ids that are not ids match nothing.
-    assert.equal(await store.getJob(`${id} OR 1=1`), null)
+    assert.equal(await getJob(store, `${id} OR 1=1`), null)
     assert.equal(await store.cancel({ ids: [`${id}; DELETE FROM jobs`] }), 0)
     const [claimed] = await store.claim({
       queues: ['default'],
@@ -269,7 +270,8 @@ await whenAvailable(postgresUnreachableReason(), () => {
     })
     assert.equal(claimed?.workerId, hostile)
     assert.deepEqual(
-      await store.settle({ settlements: [{ kind: 'completed', id: claimed!.id, leaseToken: hostile }] }),
+      (await store.settle({ settlements: [{ kind: 'completed', id: claimed!.id, leaseToken: hostile }] }))
+        .settled,
       ['lease_lost'],
     )
     assert.equal((await allJobs(store)).length, 1)
@@ -309,7 +311,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
       migrations.map((m) => m.version),
     )
     const [enqueued] = await stores[0]!.enqueue({ jobs: [newJob()] })
-    assert.equal((await stores[4]!.getJob(enqueued!.id))?.state, 'ready')
+    assert.equal((await getJob(stores[4]!, enqueued!.id))?.state, 'ready')
   })
 
   test('a store opened with migrate: false refuses a schema that was never migrated', async (t) => {
@@ -358,7 +360,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
     await waitFor(async () => (await completed()).length === 39, 30_000, 'the 39 unlocked jobs')
     await new Promise((resolve) => setTimeout(resolve, 2000))
     assert.ok(lockedId !== null)
-    assert.equal((await store.getJob(lockedId))?.state, 'active', 'the locked job waits, still leased')
+    assert.equal((await getJob(store, lockedId))?.state, 'active', 'the locked job waits, still leased')
     assert.ok(
       errors.some((error) => error instanceof FerryError && error.code === 'job_locked'),
       'the stall is reported as a worker error',
@@ -367,7 +369,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
     // Its lease ran out while the row stayed locked, so once the lock is gone either its outcome
     // is written or recovery puts it back and it runs again: it ends completed either way.
     await waitFor(
-      async () => (await store.getJob(lockedId!))?.state === 'completed',
+      async () => (await getJob(store, lockedId!))?.state === 'completed',
       15_000,
       'the locked job',
     )
@@ -478,7 +480,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
     const producer = await open()
     // The worker is listening, with pooled connections too.
     assert.deepEqual(await claimWithin(worker, 300), [])
-    const waiting = worker.waitForWork({ queues: ['default'], timeoutMs: 20_000 })
+    const waiting = waitReason(worker, { queues: ['default'], timeoutMs: 20_000 })
     await new Promise((resolve) => setTimeout(resolve, 200))
 
     // Every backend that ran something of this schema: the worker's listener and pool, the producer's pool.
@@ -512,7 +514,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
     assert.deepEqual(claimed, [enqueued])
 
     // Once more while idle: a notification reaches the re-established listener.
-    const again = worker.waitForWork({ queues: ['default'], timeoutMs: 10_000 })
+    const again = waitReason(worker, { queues: ['default'], timeoutMs: 10_000 })
     await new Promise((resolve) => setTimeout(resolve, 200))
     const [next] = await producer.enqueue({ jobs: [newJob()] })
     assert.equal(await within(5000, 'waitForWork', again), 'notified')
@@ -524,7 +526,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
     const worker = await open()
     const producer = await open()
     const claim = { limit: 3, leaseMs: LEASE_MS, workerId: 'big' }
-    const waiting = worker.waitForJobs({ queues: ['default'], timeoutMs: 10_000, claim })
+    const waiting = worker.waitForWork({ queues: ['default'], timeoutMs: 10_000, claim })
     await registeredWaiter(schema, 'big')
     // 9,000 bytes of payload: the rows cannot travel in NOTIFY's 8,000 bytes, only their ids.
     const large = JSON.stringify({ text: 'x'.repeat(9000) })
@@ -543,16 +545,18 @@ await whenAvailable(postgresUnreachableReason(), () => {
     for (const job of wake.jobs) {
       const { leaseToken, ...seen } = job
       assert.ok(leaseToken.length > 0)
-      assert.deepEqual(seen, await worker.getJob(job.id), 'as the store has it')
+      assert.deepEqual(seen, await getJob(worker, job.id), 'as the store has it')
       assert.equal(job.state, 'active')
       assert.equal(job.attempts, 1)
       assert.equal(job.workerId, 'big')
       assert.equal(job.leaseExpiresAt, before + DELIVERY_LEASE_MS, 'a delivery lease, until taken')
     }
     assert.deepEqual(wake.jobs[1]!.payload, JSON.parse(large))
-    const settled = await worker.settle({
-      settlements: wake.jobs.map((job) => ({ kind: 'completed', id: job.id, leaseToken: job.leaseToken })),
-    })
+    const settled = (
+      await worker.settle({
+        settlements: wake.jobs.map((job) => ({ kind: 'completed', id: job.id, leaseToken: job.leaseToken })),
+      })
+    ).settled
     assert.deepEqual(settled, ['ok', 'ok'])
   })
 
@@ -570,7 +574,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
       },
       () => app.query(`SELECT "${schema}".enqueue('x', '{}')`),
     ]) {
-      const waiting = worker.waitForJobs({ queues: ['default'], timeoutMs: 10_000, claim })
+      const waiting = worker.waitForWork({ queues: ['default'], timeoutMs: 10_000, claim })
       const row = await registeredWaiter(schema, 'w')
       await enqueue()
       assert.deepEqual(await within(5000, 'waitForJobs', waiting), { reason: 'notified', jobs: [] })
@@ -592,7 +596,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
     const producer = await open()
     const app = await appClient(t)
     const claim = { limit: 5, leaseMs: LEASE_MS, workerId: 'gone' }
-    const waiting = worker.waitForJobs({ queues: ['default'], timeoutMs: 20_000, claim })
+    const waiting = worker.waitForWork({ queues: ['default'], timeoutMs: 20_000, claim })
     const row = await registeredWaiter(schema, 'gone')
     // The listening connection is the one that took the waiter's lock.
     const [listener] = await adminQuery<{ pid: number }>(
@@ -630,7 +634,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
       (await worker.claim({ queues: ['default'], ...claim })).map((j) => j.id),
       [id],
     )
-    const again = worker.waitForJobs({ queues: ['default'], timeoutMs: 10_000, claim })
+    const again = worker.waitForWork({ queues: ['default'], timeoutMs: 10_000, claim })
     const renewed = await registeredWaiter(schema, 'gone')
     assert.notEqual(renewed.lock_key, row.lock_key)
     const [next] = await producer.enqueue({ jobs: [newJob()] })
@@ -650,7 +654,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
     const app = await appClient(t)
     const claim = { limit: 5, leaseMs: LEASE_MS, workerId: 'late' }
     const controller = new AbortController()
-    const waiting = worker.waitForJobs({ queues: ['default'], signal: controller.signal, claim })
+    const waiting = worker.waitForWork({ queues: ['default'], signal: controller.signal, claim })
     const row = await registeredWaiter(schema, 'late')
     controller.abort()
     assert.deepEqual(await within(1000, 'waitForJobs', waiting), { reason: 'aborted', jobs: [] })
@@ -666,7 +670,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
     const delivered = new Promise<string>((resolve) => app.once('notification', (m) => resolve(m.payload!)))
     await app.query(`LISTEN "${row.channel}"`)
     // A waiter elsewhere: every job of the enqueue is handed over, so only the give-back wakes it.
-    const other = peer.waitForWork({ queues: ['default'], timeoutMs: 10_000 })
+    const other = waitReason(peer, { queues: ['default'], timeoutMs: 10_000 })
     await new Promise((resolve) => setTimeout(resolve, 200))
 
     const [enqueued] = await producer.enqueue({ jobs: [newJob()] })
@@ -677,7 +681,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
     assert.equal(message.w, row.id)
     assert.equal(message.jobs.length, 1)
     assert.equal(await within(5000, 'waitForWork', other), 'notified')
-    const job = await peer.getJob(enqueued!.id)
+    const job = await getJob(peer, enqueued!.id)
     assert.equal(job?.state, 'ready')
     assert.equal(job?.attempts, 0, 'the attempt is given back')
     assert.equal(job?.workerId, null)
@@ -693,7 +697,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
     const app = await appClient(t)
     const claim = { limit: 5, leaseMs: LEASE_MS, workerId: 'loop' }
     const controller = new AbortController()
-    const first = worker.waitForJobs({ queues: ['default'], signal: controller.signal, claim })
+    const first = worker.waitForWork({ queues: ['default'], signal: controller.signal, claim })
     const stale = await registeredWaiter(schema, 'loop')
     controller.abort()
     assert.deepEqual(await within(1000, 'waitForJobs', first), { reason: 'aborted', jobs: [] })
@@ -705,7 +709,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
     )
     // The worker waits again; the enqueue finds the earlier registration first (put back, as if
     // its delete had not yet run) and hands it the job.
-    const second = worker.waitForJobs({ queues: ['default'], timeoutMs: 10_000, claim })
+    const second = worker.waitForWork({ queues: ['default'], timeoutMs: 10_000, claim })
     await waitFor(
       async () => (await adminQuery(`SELECT 1 FROM "${schema}".waiters WHERE worker_id = 'loop'`)).length > 0,
       5_000,
@@ -727,7 +731,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
       'every registration to be deleted',
     )
     const [next] = await producer.enqueue({ jobs: [newJob()] })
-    assert.equal((await producer.getJob(next!.id))?.state, 'ready')
+    assert.equal((await getJob(producer, next!.id))?.state, 'ready')
   })
 
   // On a server of the test's own: restarting the shared one would disturb every other test.
@@ -744,7 +748,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
       const worker = await open()
       const producer = await open()
       assert.deepEqual(await claimWithin(worker, 300), [])
-      const waiting = worker.waitForWork({ queues: ['default'], timeoutMs: 60_000 })
+      const waiting = waitReason(worker, { queues: ['default'], timeoutMs: 60_000 })
       await new Promise((resolve) => setTimeout(resolve, 200))
       await server.restart()
       // Woken once its listener is back (what was sent while the server was down is lost).
@@ -769,7 +773,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
         }
       }
       assert.deepEqual(claimed, [enqueued])
-      const again = worker.waitForWork({ queues: ['default'], timeoutMs: 10_000 })
+      const again = waitReason(worker, { queues: ['default'], timeoutMs: 10_000 })
       await new Promise((resolve) => setTimeout(resolve, 200))
       const [next] = await producer.enqueue({ jobs: [newJob()] })
       assert.equal(await within(5000, 'waitForWork', again), 'notified')

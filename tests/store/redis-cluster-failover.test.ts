@@ -17,6 +17,7 @@ import type { ScriptPayload } from '../fixtures/handlers/scripted.js'
 import { ownServerOptions, startOwnRedisCluster, type OwnRedisCluster } from '../helpers/redis-harness.js'
 import { newJob } from '../helpers/store-harness.js'
 import { defer, fixtureHandlers, sleep, spawnFerry, startWorker, waitFor } from '../helpers/worker-helpers.js'
+import { getJob } from '../helpers/store-calls.js'
 
 const JOB = 'failover.job'
 /** A master silent this long is failed over: short, so the test takes seconds. */
@@ -71,7 +72,7 @@ describe('RedisStore on a Redis Cluster with replicas', ownServerOptions(), () =
     })
     defer(t, () => producer.close())
     const completed = async (id: string): Promise<boolean> =>
-      (await producer.getJob(id))?.state === 'completed'
+      (await getJob(producer, id))?.state === 'completed'
 
     const job = newJob({ name: 'script', payload: JSON.stringify({ steps: [{}] } satisfies ScriptPayload) })
     const [before] = await producer.enqueue({ jobs: [job] })

@@ -22,6 +22,7 @@ import {
 } from '../helpers/redis-harness.js'
 import { whenAvailable } from '../helpers/services.js'
 import { defer } from '../helpers/worker-helpers.js'
+import { getJob } from '../helpers/store-calls.js'
 
 const CLAIM = { limit: 10, leaseMs: 60_000, workerId: 'w' }
 
@@ -49,7 +50,7 @@ await whenAvailable(redisUnreachableReason(), () => {
       defer(t, () => redis.quit())
       // The worker store waits (so it is subscribed to its delivery channel) on another queue.
       const controller = new AbortController()
-      const waiting = worker.waitForJobs({ queues: ['other'], signal: controller.signal, claim: CLAIM })
+      const waiting = worker.waitForWork({ queues: ['other'], signal: controller.signal, claim: CLAIM })
       defer(t, async () => {
         controller.abort()
         await waiting
@@ -72,10 +73,10 @@ await whenAvailable(redisUnreachableReason(), () => {
       )
       const { id } = (await producer.enqueue({ jobs: [newJob()] }))[0]!
       // The store it reached puts it back: ready again, its attempt unused, claimable by anyone.
-      let job = await producer.getJob(id)
+      let job = await getJob(producer, id)
       while (job?.state !== 'ready' && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 10))
-        job = await producer.getJob(id)
+        job = await getJob(producer, id)
       }
       assert.equal(job?.state, 'ready', 'given back')
       assert.equal(job.attempts, 0, 'attempt unused')
@@ -90,13 +91,13 @@ await whenAvailable(redisUnreachableReason(), () => {
       const { store, namespace } = await freshStore(t, 'delivery') // not subscribed yet: its first wait subscribes
       const redis = new Redis(TEST_REDIS_URL)
       defer(t, () => redis.quit())
-      const ended = await store.waitForJobs({ queues: ['default'], timeoutMs: 0, claim: CLAIM })
+      const ended = await store.waitForWork({ queues: ['default'], timeoutMs: 0, claim: CLAIM })
       assert.deepEqual(ended, { reason: 'timeout', jobs: [] })
       await new Promise((resolve) => setTimeout(resolve, 300)) // the subscription has come
       assert.equal(await redis.hlen(`ferry:{${namespace}}:waiters`), 0)
       // A store closed while its worker waits takes its registration with it.
       const closing = await openTestStore(namespace)
-      const waiting = closing.waitForJobs({ queues: ['default'], claim: CLAIM })
+      const waiting = closing.waitForWork({ queues: ['default'], claim: CLAIM })
       await new Promise((resolve) => setTimeout(resolve, 300))
       assert.equal(await redis.hlen(`ferry:{${namespace}}:waiters`), 1)
       await closing.close()
@@ -110,7 +111,7 @@ await whenAvailable(redisUnreachableReason(), () => {
     it('reads jobs too large to send in the delivery message', async (t) => {
       const { store: worker, namespace } = await freshStore(t, 'delivery')
       const producer = await open(t, namespace)
-      const waiting = worker.waitForJobs({
+      const waiting = worker.waitForWork({
         queues: ['default'],
         timeoutMs: 5000,
         claim: { ...CLAIM, limit: 2 },
@@ -126,14 +127,16 @@ await whenAvailable(redisUnreachableReason(), () => {
         results.map(({ id }, i) => [id, 'active', JSON.parse(payloads[i]!)]),
       )
       assert.deepEqual(
-        await worker.settle({
-          settlements: wake.jobs.map((job) => ({
-            kind: 'completed',
-            id: job.id,
-            leaseToken: job.leaseToken,
-            result: null,
-          })),
-        }),
+        (
+          await worker.settle({
+            settlements: wake.jobs.map((job) => ({
+              kind: 'completed',
+              id: job.id,
+              leaseToken: job.leaseToken,
+              result: null,
+            })),
+          })
+        ).settled,
         ['ok', 'ok'],
       )
     })
@@ -148,14 +151,14 @@ await whenAvailable(redisUnreachableReason(), () => {
         defer(t, () => store.close())
         const producer = await RedisStore.open({ url: server.url, namespace: 'aof' })
         defer(t, () => producer.close())
-        const waiting = store.waitForJobs({ queues: ['default'], timeoutMs: 5000, claim: CLAIM })
+        const waiting = store.waitForWork({ queues: ['default'], timeoutMs: 5000, claim: CLAIM })
         await new Promise((resolve) => setTimeout(resolve, 200))
         const { id } = (await producer.enqueue({ jobs: [newJob()] }))[0]!
         const wake = await within(6000, 'waitForJobs', waiting)
         assert.equal(wake.reason, 'delivered')
         // Another wait registers and ends unused.
         assert.equal(
-          (await store.waitForJobs({ queues: ['default'], timeoutMs: 50, claim: CLAIM })).reason,
+          (await store.waitForWork({ queues: ['default'], timeoutMs: 50, claim: CLAIM })).reason,
           'timeout',
         )
         const aof = readAof(server.dir)

@@ -25,6 +25,7 @@ import {
 import { whenAvailable } from '../helpers/services.js'
 import { allJobs, newJob } from '../helpers/store-harness.js'
 import { defer } from '../helpers/worker-helpers.js'
+import { getJob } from '../helpers/store-calls.js'
 
 const LEASE = { leaseMs: 30_000, workerId: 'w' }
 
@@ -164,7 +165,7 @@ await whenAvailable(redisUnreachableReason(), () => {
         }
         const evictedKeys = Number(/evicted_keys:(\d+)/.exec(await redis.info('stats'))![1])
         assert.ok(evictedKeys > 0, 'Redis evicted keys')
-        const gone = await Promise.all(first.map(({ id }) => store.getJob(id).then((job) => job === null)))
+        const gone = await Promise.all(first.map(({ id }) => getJob(store, id).then((job) => job === null)))
         assert.ok(gone.some(Boolean), 'some of the first jobs were evicted')
         t.diagnostic(`${evictedKeys} keys evicted, ${gone.filter(Boolean).length} of the first 600 jobs`)
 
@@ -175,7 +176,7 @@ await whenAvailable(redisUnreachableReason(), () => {
           jobs: Array.from({ length: 300 }, (_, i) => newJob({ ...work, uniqueKey: `key-${i}` })),
         })
         for (const { id, created } of again) {
-          if (!created) assert.notEqual(await store.getJob(id), null, 'a held key names a stored job')
+          if (!created) assert.notEqual(await getJob(store, id), null, 'a held key names a stored job')
         }
         await store.renew({ now: t0, leases: active, leaseMs: 30_000 })
         await finish(active.slice(0, 20), 'completed')
@@ -183,7 +184,7 @@ await whenAvailable(redisUnreachableReason(), () => {
         let settlements: Parameters<RedisStore['settle']>[0]['settlements'] = []
         let taken = 0
         for (;;) {
-          const { claimed: jobs } = await store.settleAndClaim({
+          const { claimed: jobs } = await store.settle({
             now: later,
             settlements,
             claim: { queues: ['work', 'fill'], limit: 100, ...LEASE },
@@ -262,13 +263,19 @@ await whenAvailable(redisUnreachableReason(), () => {
       await evict(x!.id, y!.id, z!.id)
       assert.deepEqual(await store.renew({ now: t0, leases: [x!], leaseMs: 30_000 }), ['lease_lost'])
       assert.deepEqual(
-        await store.settle({
-          now: t0,
-          settlements: [{ kind: 'completed', id: y!.id, leaseToken: y!.leaseToken }],
-        }),
+        (
+          await store.settle({
+            now: t0,
+            settlements: [{ kind: 'completed', id: y!.id, leaseToken: y!.leaseToken }],
+          })
+        ).settled,
         ['lease_lost'],
       )
-      assert.deepEqual(await store.recoverExpired({ now: t0 + 60_000 }), { retried: [], dead: [] })
+      assert.deepEqual(await store.recoverExpired({ now: t0 + 60_000 }), {
+        retried: [],
+        dead: [],
+        clamped: 0,
+      })
       assert.equal(await redis.zcard(activeSet!), 0)
       for (const job of [x!, y!, z!]) {
         assert.equal(await exists(job.id), false)
@@ -283,7 +290,8 @@ await whenAvailable(redisUnreachableReason(), () => {
       // What claim.lua used to write over an evicted job: the lease's fields, no queue.
       await redis.hdel(store.keys.job(id), 'q', 'n', 'p', 'pr', 'ra', 'ma', 'c')
       assert.deepEqual(
-        await store.settle({ settlements: [{ kind: 'completed', id, leaseToken: job!.leaseToken }] }),
+        (await store.settle({ settlements: [{ kind: 'completed', id, leaseToken: job!.leaseToken }] }))
+          .settled,
         ['lease_lost'],
       )
       assert.equal(await exists(id), false)
@@ -311,7 +319,7 @@ await whenAvailable(redisUnreachableReason(), () => {
       assert.equal(await redis.zcard(`${dead}default`), 0)
       assert.equal(await store.purge({ state: 'completed', now: t0 + 1 }), 1)
       assert.equal(await redis.zcard(`${completed}default`), 0)
-      assert.equal((await store.getJob(d2!.id))?.state, 'ready')
+      assert.equal((await getJob(store, d2!.id))?.state, 'ready')
       for (const id of [c1!.id, d1!.id, waiting!.id]) assert.equal(await exists(id), false)
     })
 
@@ -322,12 +330,12 @@ await whenAvailable(redisUnreachableReason(), () => {
       await evict(held!.id)
       const [again] = await store.enqueue({ jobs: [newJob({ uniqueKey: 'k' })] })
       assert.equal(again!.created, true)
-      assert.equal((await store.getJob(again!.id))?.uniqueKey, 'k')
+      assert.equal((await getJob(store, again!.id))?.uniqueKey, 'k')
 
       await redis.del(store.keys.scriptKeys[0]!) // the id counter
       const [next] = await store.enqueue({ jobs: [newJob()] })
       assert.ok(BigInt(next!.id) > BigInt(again!.id), `id ${next!.id} follows the stored ones`)
-      assert.equal((await store.getJob(kept!.id))?.name, 'test-job', 'the stored job is untouched')
+      assert.equal((await getJob(store, kept!.id))?.name, 'test-job', 'the stored job is untouched')
     })
 
     it('listJobs and stats leave out jobs whose hash is gone, and listJobs drops their entries', async (t) => {

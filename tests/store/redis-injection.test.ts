@@ -12,6 +12,7 @@ import type { NewJob } from '../../src/core/job.js'
 import { newJob } from '../helpers/store-harness.js'
 import { freshStore, redisUnreachableReason, TEST_REDIS_URL } from '../helpers/redis-harness.js'
 import { whenAvailable } from '../helpers/services.js'
+import { getJob, waitReason } from '../helpers/store-calls.js'
 
 const LEASE = { leaseMs: 60_000, workerId: 'w' }
 
@@ -53,7 +54,7 @@ await whenAvailable(redisUnreachableReason(), () => {
           (error: unknown) => error instanceof ValidationError,
         )
         await assert.rejects(
-          store.waitForWork({ queues: [name], timeoutMs: 10 }),
+          waitReason(store, { queues: [name], timeoutMs: 10 }),
           (error: unknown) => error instanceof ValidationError,
         )
       }
@@ -89,20 +90,22 @@ await whenAvailable(redisUnreachableReason(), () => {
         assert.equal(text, nasty[i])
         assert.equal(job.uniqueKey, `${text},${i},${text}`)
         assert.equal(job.workerId, workerId)
-        const stored = await store.getJob(job.id)
+        const stored = await getJob(store, job.id)
         assert.deepEqual(stored?.payload, job.payload)
       }
-      const results = await store.settle({
-        settlements: claimed.map((job) => ({
-          kind: 'completed' as const,
-          id: job.id,
-          leaseToken: job.leaseToken,
-          result: { echo: (job.payload as { text: string }).text },
-        })),
-      })
+      const results = (
+        await store.settle({
+          settlements: claimed.map((job) => ({
+            kind: 'completed' as const,
+            id: job.id,
+            leaseToken: job.leaseToken,
+            result: { echo: (job.payload as { text: string }).text },
+          })),
+        })
+      ).settled
       assert.ok(results.every((r) => r === 'ok'))
       for (const job of claimed) {
-        assert.deepEqual((await store.getJob(job.id))?.result, {
+        assert.deepEqual((await getJob(store, job.id))?.result, {
           echo: (job.payload as { text: string }).text,
         })
       }
@@ -126,9 +129,10 @@ await whenAvailable(redisUnreachableReason(), () => {
         '',
       ]
       for (const bad of notIds) {
-        assert.equal(await store.getJob(bad), null, `getJob(${JSON.stringify(bad)})`)
+        assert.equal(await getJob(store, bad), null, `getJob(${JSON.stringify(bad)})`)
         assert.deepEqual(
-          await store.settle({ settlements: [{ kind: 'completed', id: bad, leaseToken: job!.leaseToken }] }),
+          (await store.settle({ settlements: [{ kind: 'completed', id: bad, leaseToken: job!.leaseToken }] }))
+            .settled,
           ['lease_lost'],
         )
         assert.deepEqual(
@@ -141,11 +145,11 @@ await whenAvailable(redisUnreachableReason(), () => {
       }
       for (const token of ['', `${job!.leaseToken} `, `${job!.leaseToken}\u0000`, "' or '1'='1"]) {
         assert.deepEqual(
-          await store.settle({ settlements: [{ kind: 'completed', id, leaseToken: token }] }),
+          (await store.settle({ settlements: [{ kind: 'completed', id, leaseToken: token }] })).settled,
           ['lease_lost'],
         )
       }
-      assert.equal((await store.getJob(id))?.state, 'active')
+      assert.equal((await getJob(store, id))?.state, 'active')
     })
 
     it('writes only keys of its own namespace, of the documented shapes', async (t) => {
@@ -168,7 +172,7 @@ await whenAvailable(redisUnreachableReason(), () => {
         ],
       })
       assert.ok(active)
-      await store.requestStop()
+      await store.control({ requestStop: true })
       const redis = new Redis(TEST_REDIS_URL)
       try {
         const keys: string[] = []

@@ -24,6 +24,7 @@ import {
 import { whenAvailable } from '../helpers/services.js'
 import { newJob } from '../helpers/store-harness.js'
 import { defer, startWorker, waitFor, waitForEvent } from '../helpers/worker-helpers.js'
+import { getJob, waitReason } from '../helpers/store-calls.js'
 
 const NAMESPACE = 'lost'
 const JOB = 'lost.job'
@@ -131,7 +132,7 @@ await whenAvailable(redisUnreachableReason(), () => {
         // The producer's connection is back (a plain read), then its enqueue is refused.
         await waitFor(
           () =>
-            producer.stopRequestedAt().then(
+            producer.control().then(
               () => true,
               () => false,
             ),
@@ -166,7 +167,7 @@ await whenAvailable(redisUnreachableReason(), () => {
         assert.equal(await worker.stopped, 'store-lost')
         assert.match(String(worker.stopError), /another process has started a fresh namespace/)
         assert.deepEqual(await namespaceKeys(admin), keysOfFresh, 'the old stores wrote nothing')
-        assert.equal((await fresh.getJob('1'))?.state, 'ready', "the fresh namespace's job is untouched")
+        assert.equal((await getJob(fresh, '1'))?.state, 'ready', "the fresh namespace's job is untouched")
       },
     )
 
@@ -192,7 +193,7 @@ await whenAvailable(redisUnreachableReason(), () => {
           [
             'settleAndClaim',
             (s) =>
-              s.settleAndClaim({
+              s.settle({
                 settlements: [{ kind: 'completed', ...lease }],
                 claim: { queues: ['default'], limit: 1, ...LEASE },
               }),
@@ -204,8 +205,8 @@ await whenAvailable(redisUnreachableReason(), () => {
           ['purge', (s) => s.purge({ state: 'completed' })],
           ['stats', (s) => s.stats()],
           ['listJobs', (s) => s.listJobs()],
-          ['requestStop', (s) => s.requestStop()],
-          ['waitForWork', (s) => s.waitForWork({ queues: ['default'], timeoutMs: 5000 })],
+          ['requestStop', (s) => s.control({ requestStop: true })],
+          ['waitForWork', (s) => waitReason(s, { queues: ['default'], timeoutMs: 5000 })],
           ['migrate', (s) => s.migrate()],
         ]
         for (const [name, call] of calls) await rejectsAsLost(call(store), /is missing/, name)

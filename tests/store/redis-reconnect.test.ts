@@ -23,6 +23,7 @@ import {
 import { whenAvailable } from '../helpers/services.js'
 import { within } from '../helpers/store-harness.js'
 import { defer, sleep, startWorker, waitForEvent } from '../helpers/worker-helpers.js'
+import { getJob, waitReason } from '../helpers/store-calls.js'
 
 const JOB = 'reconnect.job'
 
@@ -93,7 +94,7 @@ await whenAvailable(redisUnreachableReason(), () => {
         const id = (await producer.enqueue({ jobs: [job()] }))[0]!.id
         const [done] = await completed
         assert.equal(done.id, id)
-        assert.equal((await producer.getJob(id))?.state, 'completed')
+        assert.equal((await getJob(producer, id))?.state, 'completed')
       },
     )
 
@@ -102,7 +103,7 @@ await whenAvailable(redisUnreachableReason(), () => {
       const producer = await openTestStore(namespace)
       defer(t, () => producer.close())
       t.mock.timers.enable({ apis: ['setInterval'] })
-      const waiting = store.waitForWork({ queues: ['default'] })
+      const waiting = waitReason(store, { queues: ['default'] })
       let woken = false
       void waiting.then(() => (woken = true))
       await sleep(200) // subscribed, and its first look found nothing

@@ -14,6 +14,7 @@ import { SqliteStore, type SqliteDurability } from '../../src/sqlite.js'
 import { tempDatabase } from '../helpers/sqlite-harness.js'
 import { newJob } from '../helpers/store-harness.js'
 import { fixtureHandlers, spawnFerry, waitFor, WORKER_STARTED } from '../helpers/worker-helpers.js'
+import { getJob } from '../helpers/store-calls.js'
 
 async function withStore(
   durability: SqliteDurability,
@@ -44,7 +45,7 @@ for (const durability of ['full', 'normal'] as const) {
       await store.enqueue({ jobs: [newJob(), newJob()] })
       const [job] = await store.claim({ queues: ['default'], limit: 1, leaseMs: 30_000, workerId: 'w' })
       assert.equal(pragma(store, 'synchronous'), SYNCHRONOUS[durability])
-      await store.settleAndClaim({
+      await store.settle({
         settlements: [{ kind: 'completed', id: job!.id, leaseToken: job!.leaseToken }],
         claim: { queues: ['default'], limit: 1, leaseMs: 30_000, workerId: 'w' },
       })
@@ -97,7 +98,7 @@ for (const how of ['deleted', 'replaced'] as const) {
     const store = await database.open()
     const client = createClient({ store })
     const { id } = await client.enqueue('plain-mjs', { n: 1 })
-    await waitFor(async () => (await store.getJob(id))?.state === 'completed', 10_000, 'the first job')
+    await waitFor(async () => (await getJob(store, id))?.state === 'completed', 10_000, 'the first job')
 
     if (how === 'deleted') {
       rmSync(database.path)

@@ -12,6 +12,7 @@ import { test } from 'node:test'
 import { createClient, createExecutor, Worker } from '../../src/index.js'
 import { tempDatabase } from '../helpers/sqlite-harness.js'
 import { isAlive, waitFor, waitForEvent } from '../helpers/worker-helpers.js'
+import { getJob } from '../helpers/store-calls.js'
 
 const BLOCKS_LOOP = fileURLToPath(new URL('../fixtures/executor-handlers/blocks-loop.mjs', import.meta.url))
 
@@ -39,7 +40,7 @@ for (const strategy of ['processes', 'threads'] as const) {
     const completed = waitForEvent(worker, 'job:completed', (job) => job.id === next, 10_000)
     await completed
 
-    const cancelled = await store.getJob(stuck)
+    const cancelled = await getJob(store, stuck)
     assert.equal(cancelled?.state, 'dead')
     assert.equal(cancelled?.lastError?.kind, 'cancelled')
     if (strategy === 'processes') {

@@ -14,6 +14,7 @@ import { test } from 'node:test'
 
 import { createClient } from '../../src/index.js'
 import { tempDatabase } from '../helpers/sqlite-harness.js'
+import { getJob } from '../helpers/store-calls.js'
 
 const run = promisify(execFile)
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -35,7 +36,7 @@ test('the built ferry work runs a .ts handler module through the project’s own
     { cwd: ROOT, env, timeout: 30_000 },
   )
   assert.match(stderr, /stopped \(job-limit\): 1 completed/)
-  const job = await store.getJob(id)
+  const job = await getJob(store, id)
   assert.equal(job?.state, 'completed')
   assert.deepEqual(job?.result, { greeting: 'hello Ada' })
 })

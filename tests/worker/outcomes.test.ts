@@ -76,7 +76,7 @@ test('a job that fails twice then succeeds is retried at its backoff times, each
     const at = Date.now()
     // SQLite reads are synchronous: this is the stored job at the moment of the event, before
     // the retry (which waits for its backoff timer) can claim it again.
-    void store.getJob(job.id).then((stored) => failures.push({ job, error, retryAt, at, stored }))
+    void getJob(store, job.id).then((stored) => failures.push({ job, error, retryAt, at, stored }))
   })
   const completed = waitForEvent(worker, 'job:completed')
   await worker.start()
@@ -199,7 +199,7 @@ test('a snoozed job runs again after the delay without the attempt being counted
   let whileSnoozed: Promise<Job | null> | undefined
   const snoozed = waitForEvent(worker, 'job:snoozed')
   // Synchronous SQLite read: the job as the snooze left it.
-  worker.on('job:snoozed', (job) => (whileSnoozed ??= store.getJob(job.id)))
+  worker.on('job:snoozed', (job) => (whileSnoozed ??= getJob(store, job.id)))
   const completed = waitForEvent(worker, 'job:completed')
   await worker.start()
   const [, runAt] = await snoozed

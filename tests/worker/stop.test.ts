@@ -199,7 +199,7 @@ test('ferry stop-workers stops an idle worker in another process; a worker start
   const request = await runFerry(t, ['--store', url, 'stop-workers'])
   assert.equal(request.code, 0, request.stderr)
   // The time the request was written, as the store keeps it.
-  const requestedAt = await store.stopRequestedAt()
+  const requestedAt = (await store.control()).stopRequestedAt
   assert.ok(requestedAt !== null, request.stdout)
   await before.waitForExit(5000)
   const exit = await exited

@@ -1,25 +1,17 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
-import { FerryError, StoreClosedError, StoreUnavailableError, ValidationError } from '../../core/errors.js'
-import {
-  type ClaimedJob,
-  type Job,
-  type JobError,
-  type JobId,
-  type JobState,
-  type NewJob,
-} from '../../core/job.js'
+import { StoreClosedError, ValidationError } from '../../core/errors.js'
+import { type ClaimedJob, type Job, type JobError, type JobState, type NewJob } from '../../core/job.js'
 import { giveBack, type Settlement } from '../../core/outcome.js'
 import { assertInteger, assertKnownKeys, assertQueueList, optionKeys } from '../../core/validate.js'
 import {
   DELIVERY_LEASE_MS,
   type CancelParams,
   type ClaimParams,
-  type ClampLeasesParams,
-  type EnqueueInTransactionParams,
+  type ControlParams,
+  type ControlRecord,
   type FindExpiredLeasesParams,
   type FindExpiredLeasesResult,
-  type TakeDeliveredParams,
   type EnqueueParams,
   type EnqueueResult,
   type JobPage,
@@ -30,34 +22,36 @@ import {
   type RecoverParams,
   type RecoverResult,
   type RenewParams,
-  type RequestStopParams,
   type RetryParams,
-  type SettleAndClaimParams,
-  type SettleAndClaimResult,
+  type SettleBatchResult,
   type SettleParams,
   type SettleResult,
   type StatsParams,
   type Store,
   type StoreCapabilities,
-  type WaitForJobsParams,
-  type WaitForJobsResult,
+  type WaitClaim,
   type WaitParams,
-  type WakeReason,
+  type WaitResult,
 } from '../store.js'
 import {
-  assertInstant,
   assertPositiveInteger,
   checkClaimParams,
   checkCancelParams,
   checkNames,
   checkListJobsParams,
+  checkControlParams,
   checkPurgeParams,
-  checkRequestStopParams,
   checkRetryParams,
   checkStatsParams,
-  compareIds,
   RECOVER_LIMIT_DEFAULT,
 } from '../params.js'
+import { assertOpen } from '../kernel/assert-open.js'
+import { wrapDriverError } from '../kernel/driver-errors.js'
+import { compareIds, jobIdCheck } from '../kernel/job-ids.js'
+import { toClaimedJob } from '../kernel/jobs.js'
+import { purgeInChunks } from '../kernel/purge.js'
+import { checkSettlements, foldResults } from '../kernel/settlements.js'
+import { foldStats } from '../kernel/stats.js'
 import { osErrorOf, serverAddress } from '../connection-error.js'
 import { WakeHub } from '../wake-hub.js'
 import { sql } from './generated/assets.js'
@@ -71,7 +65,7 @@ import { PostgresSchema, quoteIdent } from './postgres-migrations.js'
 //     310-345 ms (the server's work: the same with a JSON parameter, json_to_recordset)
 //   NOTIFY from a pooled connection to a LISTEN callback, p50 of 300: pg 0.15-0.23 ms, postgres 0.14-0.16 ms
 // postgres is ~0.05 ms faster per bare round trip; everything else is the server's and equal. The
-// hot path batches (a settleAndClaim carries many jobs), so 0.05 ms per round trip is far below the
+// hot path batches (a settle with a claim carries many jobs), so 0.05 ms per round trip is far below the
 // targets' margins, while pg is the client most applications already hold a transaction of (the
 // `tx` of a transactional enqueue), gives the listening connection's life cycle to us explicitly,
 // and is the one DESIGN.md names. Hot statements are named (prepared once per connection): that
@@ -164,7 +158,8 @@ const DEFAULT_PORT = 5432
  * notification channel `ferry:<schema>` stays within PostgreSQL's 63-byte identifiers. */
 const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,47}$/
 const PURGE_CHUNK = 10_000
-const ID_PATTERN = /^[1-9]\d{0,17}$/
+/** bigint, kept to 18 digits so that every id that passes is one the column can hold. */
+const isJobId = jobIdCheck(18)
 /** The listening connection comes back after a drop with this backoff (doubling, with jitter). */
 const RECONNECT_MIN_MS = 100
 const RECONNECT_MAX_MS = 5_000
@@ -179,8 +174,8 @@ interface Delivery {
   ids?: string[]
 }
 
-/** A waitForJobs waiter, as registered for delivery (sql/wait-for-work.sql). */
-type Registration = WaitForJobsParams['claim'] & {
+/** A waiter for delivery (waitForWork with a claim), as registered (sql/wait-for-work.sql). */
+type Registration = WaitClaim & {
   id: string
   queues: readonly string[]
   names: readonly string[] | undefined
@@ -195,11 +190,11 @@ interface DeliveryWaiter {
 /**
  * The PostgreSQL store: jobs in one table of its own schema, shared by workers on many hosts.
  * Every hot-path call is one round trip: enqueue (a whole batch), claim (any number of queues,
- * FOR UPDATE SKIP LOCKED), settle (a whole batch) and settleAndClaim are single statements or
+ * FOR UPDATE SKIP LOCKED), settle (a whole batch) and settle with a claim are single statements or
  * functions of the schema (functions/). Waiting workers are woken by LISTEN/NOTIFY
  * on a connection of their own, which comes back by itself after a drop or a server restart; an
  * enqueue hands an idle worker its jobs directly, claimed in the enqueue's own transaction
- * (waitForJobs, functions/deliver.sql).
+ * (waitForWork with a claim, functions/deliver.sql).
  *
  * Without an explicit `now`, times are the server's clock (now_ms()), so hosts whose clocks differ
  * still agree on what is due and which leases ran out.
@@ -233,7 +228,7 @@ export class PostgresStore implements Store {
   private readonly config: pg.ClientConfig
   private readonly texts: Record<SqlName, string>
   private readonly channel: string
-  /** This store's own channel, on which enqueues hand jobs to its waiters (waitForJobs). */
+  /** This store's own channel, on which enqueues hand jobs to its waiters (waitForWork with a claim). */
   private readonly deliveryChannel: string
   /** Makes this store's waiter ids unique among every store of the schema. */
   private readonly waiterTag = randomBytes(8).toString('hex')
@@ -267,7 +262,7 @@ export class PostgresStore implements Store {
     try {
       if (options.migrate ?? true) await store.migrate()
       else await store.assertSchemaCurrent()
-      await store.stopRequestedAt()
+      await store.control()
     } catch (error) {
       await store.close()
       throw error
@@ -354,8 +349,9 @@ export class PostgresStore implements Store {
 
   // ── producer ───────────────────────────────────────────────────────────────────────────────
 
-  async enqueue({ jobs, now }: EnqueueParams): Promise<EnqueueResult[]> {
+  async enqueue({ jobs, tx, now }: EnqueueParams): Promise<EnqueueResult[]> {
     this.assertOpen('enqueue')
+    if (tx !== undefined) return this.enqueueInTransaction(tx, jobs, now)
     if (jobs.length === 0) return []
     const results = await this.enqueueWith(
       (text, values) => this.query(text, values, 'enqueue'),
@@ -377,8 +373,11 @@ export class PostgresStore implements Store {
    * job; committed, the jobs are visible and the workers woken (NOTIFY is delivered on commit).
    * Bypasses group commit, since the caller's transaction is the batch.
    */
-  async enqueueInTransaction({ tx, jobs, now }: EnqueueInTransactionParams): Promise<EnqueueResult[]> {
-    this.assertOpen('enqueue')
+  private async enqueueInTransaction(
+    tx: unknown,
+    jobs: readonly NewJob[],
+    now: number | undefined,
+  ): Promise<EnqueueResult[]> {
     if (!isQueryable(tx)) {
       throw new ValidationError(
         'invalid_option',
@@ -452,23 +451,23 @@ export class PostgresStore implements Store {
       [queues, limit, leaseMs, workerId, now ?? null, names ?? null],
       'claim',
     )
-    return rows.map(toClaimedJob)
+    return rows.map(toClaimedRow)
   }
 
-  async settle({ settlements, now }: SettleParams): Promise<SettleResult[]> {
+  async settle({ settlements, claim, now }: SettleParams): Promise<SettleBatchResult> {
     this.assertOpen('settle')
-    if (settlements.length === 0) return []
-    const [row] = await this.query<{ lost: number[]; locked: number[] }>(
-      this.texts.settle,
-      [...settlementArrays(settlements), now ?? null],
-      'settle',
-    )
-    return settleResults(settlements.length, row!)
-  }
-
-  async settleAndClaim({ settlements, claim, now }: SettleAndClaimParams): Promise<SettleAndClaimResult> {
-    this.assertOpen('settleAndClaim')
+    if (claim === undefined) {
+      if (settlements.length === 0) return { settled: [], claimed: [] }
+      checkSettlements(settlements)
+      const [row] = await this.query<{ lost: number[]; locked: number[] }>(
+        this.texts.settle,
+        [...settlementArrays(settlements), now ?? null],
+        'settle',
+      )
+      return { settled: settleResults(settlements.length, row!), claimed: [] }
+    }
     checkClaimParams(claim)
+    checkSettlements(settlements)
     const rows = await this.query<JobRow & { lost: number[]; locked: number[] }>(
       this.texts['settle-and-claim'],
       [
@@ -484,12 +483,13 @@ export class PostgresStore implements Store {
     )
     return {
       settled: settleResults(settlements.length, rows[0]!),
-      claimed: rows.filter((row) => row.id !== null).map(toClaimedJob),
+      claimed: rows.filter((row) => row.id !== null).map(toClaimedRow),
     }
   }
 
-  async renew({ leases, leaseMs, now }: RenewParams): Promise<SettleResult[]> {
+  async renew({ leases, leaseMs, delivered = false, now }: RenewParams): Promise<SettleResult[]> {
     this.assertOpen('renew')
+    if (delivered) return this.takeDelivered(leases, leaseMs, now)
     assertPositiveInteger(leaseMs, 'leaseMs')
     if (leases.length === 0) return []
     const rows = await this.query<{ ord: number; result: SettleResult }>(
@@ -505,8 +505,12 @@ export class PostgresStore implements Store {
     return rows.map((row) => row.result)
   }
 
-  async takeDelivered({ leases, leaseMs, now }: TakeDeliveredParams): Promise<SettleResult[]> {
-    this.assertOpen('takeDelivered')
+  /** renew with `delivered`: the worker takes jobs it was handed, before it starts them. */
+  private async takeDelivered(
+    leases: RenewParams['leases'],
+    leaseMs: number,
+    now: number | undefined,
+  ): Promise<SettleResult[]> {
     assertPositiveInteger(leaseMs, 'leaseMs')
     if (leases.length === 0) return []
     const rows = await this.query<{ ord: number }>(
@@ -519,40 +523,25 @@ export class PostgresStore implements Store {
       ],
       'take-delivered',
     )
-    const taken = new Set(rows.map((row) => row.ord))
-    return leases.map((_, i) => (taken.has(i + 1) ? 'ok' : 'lease_lost'))
-  }
-
-  async waitForWork(params: WaitParams): Promise<WakeReason> {
-    const { reason } = await this.wait(params, null)
-    return reason === 'delivered' ? 'notified' : reason
-  }
-
-  async waitForJobs(params: WaitForJobsParams): Promise<WaitForJobsResult> {
-    this.assertOpen('waitForJobs')
-    const { limit, leaseMs, workerId } = params.claim ?? {}
-    checkClaimParams({
-      queues: params.queues,
-      names: params.names,
-      limit: limit!,
-      leaseMs: leaseMs!,
-      workerId: workerId!,
-    })
-    return this.wait(params, params.claim)
+    return foldResults(leases.length, 'lease_lost', [['ok', rows.map((row) => row.ord - 1)]])
   }
 
   /**
-   * waitForWork, and with `claim`, waitForJobs: the waiter is registered (sql/wait-for-work.sql)
-   * so that an enqueue may claim jobs for it and send them on this store's delivery channel
-   * (functions/deliver.sql). A delivery that arrives before the wait has ended otherwise
-   * ends it; one that arrives after goes to the same worker's next wait or back in line
-   * (onDelivery).
+   * With `claim`, the waiter is registered (sql/wait-for-work.sql) so that an enqueue may claim
+   * jobs for it and send them on this store's delivery channel (functions/deliver.sql). A
+   * delivery that arrives before the wait has ended otherwise ends it; one that arrives after goes
+   * to the same worker's next wait or back in line (onDelivery).
    */
-  private async wait(
-    params: WaitParams,
-    claim: WaitForJobsParams['claim'] | null,
-  ): Promise<WaitForJobsResult> {
+  async waitForWork(params: WaitParams): Promise<WaitResult> {
     this.assertOpen('waitForWork')
+    if (params.claim !== undefined) {
+      const { limit, leaseMs, workerId } = params.claim
+      checkClaimParams({ queues: params.queues, names: params.names, limit, leaseMs, workerId })
+    }
+    return this.wait(params, params.claim ?? null)
+  }
+
+  private async wait(params: WaitParams, claim: WaitClaim | null): Promise<WaitResult> {
     assertQueueList(params.queues)
     checkNames(params.names)
     const { queues, names, signal, timeoutMs } = params
@@ -632,13 +621,13 @@ export class PostgresStore implements Store {
   /** The jobs of a delivery, in claim order: from its message, or read by id when they did not fit. */
   private async deliveredJobs(delivery: Delivery): Promise<ClaimedJob[]> {
     if (delivery.jobs !== undefined) {
-      return delivery.jobs.map((columns) => toClaimedJob(deliveredRow(columns)))
+      return delivery.jobs.map((columns) => toClaimedRow(deliveredRow(columns)))
     }
     const ids = (delivery.ids ?? []).filter(isJobId)
     if (ids.length === 0) return []
     // Unnamed: rare, and so planned for the table as it is (see findExpiredLeases).
     const rows = await this.query<JobRow>(this.texts['wait-for-jobs-delivered'], [ids])
-    return rows.map(toClaimedJob)
+    return rows.map(toClaimedRow)
   }
 
   /**
@@ -666,10 +655,17 @@ export class PostgresStore implements Store {
     now,
     limit = RECOVER_LIMIT_DEFAULT,
     leases,
+    clampLeases = false,
   }: RecoverParams = {}): Promise<RecoverResult> {
     this.assertOpen('recoverExpired')
     assertPositiveInteger(limit, 'limit')
-    const result: RecoverResult = { retried: [], dead: [] }
+    const result: RecoverResult = { retried: [], dead: [], clamped: 0 }
+    // A statement of its own before the recovery: it runs only at a worker's start and after a
+    // backward step, and the leases it moves were not expired, so the recovery's answer is the same.
+    if (clampLeases) {
+      const [row] = await this.query<{ count: number }>(this.texts['clamp-leases'], [now ?? null])
+      result.clamped = row!.count
+    }
     const given = leases?.filter((lease) => isJobId(lease.id))
     if (given !== undefined && given.length === 0) return result
     const rows = await this.query<{ id: string; state: JobState }>(
@@ -724,24 +720,24 @@ export class PostgresStore implements Store {
     }
   }
 
-  async clampLeases({ now }: ClampLeasesParams = {}): Promise<number> {
-    this.assertOpen('clampLeases')
-    const [row] = await this.query<{ count: number }>(this.texts['clamp-leases'], [now ?? null])
-    return row!.count
-  }
-
   // ── admin ──────────────────────────────────────────────────────────────────────────────────
-
-  async getJob(id: JobId): Promise<Job | null> {
-    this.assertOpen('getJob')
-    if (!isJobId(id)) return null
-    const [row] = await this.query<JobRow>(this.texts['get-job'], [id])
-    return row === undefined ? null : toJob(row)
-  }
 
   async listJobs(params: ListJobsParams = {}): Promise<JobPage> {
     this.assertOpen('listJobs')
-    const { state, queue, limit, cursor } = checkListJobsParams(params, isJobId)
+    const checked = checkListJobsParams(params, isJobId)
+    if (checked.ids !== undefined) {
+      if (checked.ids.length === 0) return { jobs: [], nextCursor: null }
+      const rows = await this.query<JobRow>(this.texts['get-job'], [checked.ids])
+      const byId = new Map(rows.map((row) => [row.id, row]))
+      return {
+        jobs: checked.ids.flatMap((id) => {
+          const row = byId.get(id)
+          return row === undefined ? [] : [toJob(row)]
+        }),
+        nextCursor: null,
+      }
+    }
+    const { state, queue, limit, cursor } = checked
     const rows = await this.query<JobRow>(this.texts['list-jobs'], [
       state ?? null,
       queue ?? null,
@@ -763,28 +759,14 @@ export class PostgresStore implements Store {
       state: JobState
       count: number
     }>(this.texts.stats, [now ?? null, Math.floor(recentWindowMs)])
-    const byQueue = new Map<string, QueueStats>()
-    for (const { kind, queue, state, count } of rows) {
-      let stats = byQueue.get(queue)
-      if (stats === undefined) {
-        stats = {
-          queue,
-          ready: 0,
-          scheduled: 0,
-          active: 0,
-          completed: 0,
-          dead: 0,
-          recentCompletedCount: 0,
-          recentDeadCount: 0,
-          recentWindowMs,
-        }
-        byQueue.set(queue, stats)
-      }
-      if (kind === 'count') stats[state] += count
-      else if (state === 'completed') stats.recentCompletedCount += count
-      else stats.recentDeadCount += count
-    }
-    return [...byQueue.values()].sort((a, b) => (a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : 0))
+    return foldStats(
+      rows.map(({ kind, queue, state, count }) => ({
+        queue,
+        of: kind === 'count' ? state : state === 'completed' ? 'recentCompleted' : 'recentDead',
+        count,
+      })),
+      recentWindowMs,
+    )
   }
 
   async retry(params: RetryParams): Promise<number> {
@@ -818,37 +800,34 @@ export class PostgresStore implements Store {
     const { state, olderThanMs = 0, queue, now } = params
     // One instant for every chunk, so a purge without `now` ends even while jobs keep finishing.
     const at = now ?? (await this.serverNow())
-    let total = 0
-    // Chunked, one statement each, so a large purge never holds its locks for long.
-    for (;;) {
+    return purgeInChunks(PURGE_CHUNK, async (limit) => {
       const [row] = await this.query<{ count: number }>(this.texts.purge, [
         state,
         Math.floor(olderThanMs),
         queue ?? null,
-        PURGE_CHUNK,
+        limit,
         at,
       ])
-      total += row!.count
-      if (row!.count < PURGE_CHUNK) return total
-    }
+      return { deleted: row!.count }
+    })
   }
 
   // ── worker control ─────────────────────────────────────────────────────────────────────────
 
-  async requestStop(params: RequestStopParams = {}): Promise<void> {
-    this.assertOpen('requestStop')
-    checkRequestStopParams(params)
-    const { now } = params
-    const [row] = await this.query<{ at: string }>(this.texts['request-stop'], [now ?? null])
-    this.knownStopAt = Number(row!.at)
-    this.hub.broadcast('notified')
-  }
-
-  async stopRequestedAt(): Promise<number | null> {
-    this.assertOpen('stopRequestedAt')
+  async control(params: ControlParams = {}): Promise<ControlRecord> {
+    this.assertOpen('control')
+    checkControlParams(params)
+    const { requestStop = false, now } = params
+    if (requestStop) {
+      // Its answer is the record as it now stands: no second read.
+      const [row] = await this.query<{ at: string }>(this.texts['request-stop'], [now ?? null])
+      this.knownStopAt = Number(row!.at)
+      this.hub.broadcast('notified')
+      return { stopRequestedAt: this.knownStopAt }
+    }
     const [row] = await this.query<{ at: string }>(this.texts['stop-requested-at'], [], 'stop-requested-at')
     this.knownStopAt = row === undefined ? null : Number(row.at)
-    return this.knownStopAt
+    return { stopRequestedAt: this.knownStopAt }
   }
 
   // ── waking up ──────────────────────────────────────────────────────────────────────────────
@@ -907,7 +886,7 @@ export class PostgresStore implements Store {
     } catch (error) {
       client.removeAllListeners('notification')
       if (connected) await client.end().catch(() => {})
-      throw wrapDriverError(error, this.server)
+      throw wrapDriverError(error, describeDriverError(this.server))
     }
     this.listener = client
     this.lockKey = lockKey!
@@ -1062,7 +1041,7 @@ export class PostgresStore implements Store {
       return result.rows as R[]
     } catch (error) {
       if (this.closed) throw new StoreClosedError('query')
-      throw wrapDriverError(error, this.server)
+      throw wrapDriverError(error, describeDriverError(this.server))
     }
   }
 
@@ -1070,7 +1049,7 @@ export class PostgresStore implements Store {
     try {
       return await this.pool.connect()
     } catch (error) {
-      throw wrapDriverError(error, this.server)
+      throw wrapDriverError(error, describeDriverError(this.server))
     }
   }
 
@@ -1088,14 +1067,14 @@ export class PostgresStore implements Store {
     try {
       return await use(client)
     } catch (error) {
-      throw wrapDriverError(error, this.server)
+      throw wrapDriverError(error, describeDriverError(this.server))
     } finally {
       client.release()
     }
   }
 
   private assertOpen(operation: string): void {
-    if (this.closed) throw new StoreClosedError(operation)
+    assertOpen(this.closed, operation)
   }
 }
 
@@ -1196,6 +1175,7 @@ function readyQueuesOf(jobs: readonly NewJob[], now: number | undefined): Set<st
   return queues
 }
 
+/** settle's array parameters, one element per settlement; they are checked (checkSettlements). */
 function settlementArrays(
   settlements: readonly Settlement[],
 ): [(string | null)[], string[], string[], (number | null)[], (string | null)[], (string | null)[]] {
@@ -1220,23 +1200,15 @@ function settlementArrays(
         results[i] = s.result === undefined ? null : JSON.stringify(s.result)
         break
       case 'retry':
-        assertInstant(s.runAt, `settlements[${i}].runAt`)
         runAts[i] = Math.floor(s.runAt)
         errors[i] = JSON.stringify(s.error)
         break
       case 'snoozed':
-        assertInstant(s.runAt, `settlements[${i}].runAt`)
         runAts[i] = Math.floor(s.runAt)
         break
       case 'dead':
         errors[i] = JSON.stringify(s.error)
         break
-      default:
-        throw new ValidationError(
-          'invalid_option',
-          `settlements[${i}].kind`,
-          `unknown kind ${JSON.stringify((s as { kind: unknown }).kind)}`,
-        )
     }
   }
   return [ids, tokens, kinds, runAts, errors, results]
@@ -1247,10 +1219,11 @@ function settleResults(
   count: number,
   { lost, locked }: { lost: readonly number[]; locked: readonly number[] },
 ): SettleResult[] {
-  const results = new Array<SettleResult>(count).fill('ok')
-  for (const position of lost) results[position - 1] = 'lease_lost'
-  for (const position of locked) results[position - 1] = 'locked'
-  return results
+  const index = (position: number): number => position - 1
+  return foldResults(count, 'ok', [
+    ['lease_lost', lost.map(index)],
+    ['locked', locked.map(index)],
+  ])
 }
 
 function toJob(row: JobRow): Job {
@@ -1306,50 +1279,38 @@ function deliveredRow(columns: readonly unknown[]): JobRow {
   return row as unknown as JobRow
 }
 
-function toClaimedJob(row: JobRow): ClaimedJob {
-  const job = toJob(row) as ClaimedJob
-  job.leaseToken = row.lease_token!
-  return job
+function toClaimedRow(row: JobRow): ClaimedJob {
+  return toClaimedJob(toJob(row), row.lease_token!)
 }
 
 function isQueryable(tx: unknown): tx is PostgresQueryable {
   return typeof tx === 'object' && tx !== null && typeof (tx as PostgresQueryable).query === 'function'
 }
 
-function isJobId(id: unknown): id is string {
-  return typeof id === 'string' && ID_PATTERN.test(id)
-}
-
 /**
- * A driver error as a StoreUnavailableError. A connection that failed or broke names the server
+ * What a driver error says, for the StoreUnavailableError it becomes. A connection that failed or broke names the server
  * (`server`, host:port) and the operating system's error: pg's own message for a refused
  * connection to `localhost` is empty, and for a port where something else accepts and hangs up
  * it is only "Connection terminated unexpectedly".
  */
-function wrapDriverError(error: unknown, server: string): unknown {
-  if (error instanceof FerryError) return error
-  if (!(error instanceof Error)) return error
-  const os = osErrorOf(error)
-  if (os !== null) {
-    return new StoreUnavailableError(
-      os.connecting
+function describeDriverError(server: string): (error: unknown) => string | null {
+  return (error) => {
+    if (!(error instanceof Error)) return null
+    const os = osErrorOf(error)
+    if (os !== null) {
+      return os.connecting
         ? `cannot connect to PostgreSQL at ${server}: ${os.text}`
-        : `PostgreSQL at ${server}: the connection failed: ${os.text}`,
-      { cause: error },
-    )
+        : `PostgreSQL at ${server}: the connection failed: ${os.text}`
+    }
+    if (error.message === 'Connection terminated unexpectedly') {
+      return (
+        `PostgreSQL at ${server} closed the connection (${error.message}): the server stopped or ` +
+        'restarted, or what listens there is not PostgreSQL'
+      )
+    }
+    const code = (error as { code?: unknown }).code
+    return `PostgreSQL: ${typeof code === 'string' ? `${code}: ` : ''}${error.message}`
   }
-  if (error.message === 'Connection terminated unexpectedly') {
-    return new StoreUnavailableError(
-      `PostgreSQL at ${server} closed the connection (${error.message}): the server stopped or ` +
-        'restarted, or what listens there is not PostgreSQL',
-      { cause: error },
-    )
-  }
-  const code = (error as { code?: unknown }).code
-  return new StoreUnavailableError(
-    `PostgreSQL: ${typeof code === 'string' ? `${code}: ` : ''}${error.message}`,
-    { cause: error },
-  )
 }
 
 /** host:port of a connection string, for messages: a `?host=` (a socket directory) wins, as in pg. */

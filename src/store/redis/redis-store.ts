@@ -22,10 +22,9 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis'
 import { createHash, randomBytes } from 'node:crypto'
 import {
-  FerryError,
+  type FerryError,
   isStoreLost,
   MigrationRequiredError,
-  StoreClosedError,
   StoreUnavailableError,
   ValidationError,
 } from '../../core/errors.js'
@@ -35,10 +34,10 @@ import { assertKnownKeys, assertName, assertQueueList, optionKeys } from '../../
 import type {
   CancelParams,
   ClaimParams,
-  ClampLeasesParams,
+  ControlParams,
+  ControlRecord,
   FindExpiredLeasesParams,
   FindExpiredLeasesResult,
-  TakeDeliveredParams,
   EnqueueParams,
   EnqueueResult,
   JobPage,
@@ -49,35 +48,40 @@ import type {
   RecoverParams,
   RecoverResult,
   RenewParams,
-  RequestStopParams,
   RetryParams,
-  SettleAndClaimParams,
-  SettleAndClaimResult,
+  SettleBatchResult,
   SettleParams,
   SettleResult,
   StatsParams,
   Store,
   StoreCapabilities,
-  WaitForJobsParams,
-  WaitForJobsResult,
+  WaitClaim,
   WaitParams,
+  WaitResult,
   WakeReason,
 } from '../store.js'
 import {
-  assertInstant,
   assertPositiveInteger,
   checkClaimParams,
   checkCancelParams,
   checkNames,
   checkListJobsParams,
+  checkControlParams,
   checkPurgeParams,
-  checkRequestStopParams,
   checkRetryParams,
   checkStatsParams,
-  compareIds,
   messageOf,
   RECOVER_LIMIT_DEFAULT,
+  transactionRefused,
 } from '../params.js'
+import { assertOpen } from '../kernel/assert-open.js'
+import { wrapDriverError } from '../kernel/driver-errors.js'
+import { compareIds, jobIdCheck } from '../kernel/job-ids.js'
+import { toClaimedJob } from '../kernel/jobs.js'
+import { newLeaseTokenBase } from '../kernel/lease-tokens.js'
+import { purgeInChunks } from '../kernel/purge.js'
+import { checkSettlements, foldResults } from '../kernel/settlements.js'
+import { foldStats, type StatsCount } from '../kernel/stats.js'
 import { osErrorOf, serverAddress } from '../connection-error.js'
 import { WakeHub } from '../wake-hub.js'
 import { numberedSteps, type SchemaStep, SchemaVersions } from '../kernel/migrations.js'
@@ -192,8 +196,19 @@ const ENQUEUE_CHUNK_BYTES = 4 * 2 ** 20
 const ENQUEUE_CALL_MAX_BYTES = 256 * 2 ** 20
 /** Jobs listJobs looks at per call before it returns a short page with a cursor. */
 const LIST_BUDGET = 10_000
+/** What each of the counts after a queue's name in lua/stats.lua's reply is of, in order. */
+const STATS_ROW = [
+  'ready',
+  'scheduled',
+  'active',
+  'completed',
+  'dead',
+  'recentCompleted',
+  'recentDead',
+] as const satisfies readonly StatsCount['of'][]
 const PURGE_CHUNK = 1000
-const ID_PATTERN = /^[1-9]\d{0,15}$/
+/** Ids are drawn by INCRBY and travel through Lua's doubles: at most 16 digits stay exact. */
+const isJobId = jobIdCheck(16)
 const DEFAULT_URL = 'redis://127.0.0.1:6379'
 const DEFAULT_PORT = 6379
 
@@ -208,8 +223,11 @@ function emitWarningOnce(message: string): void {
 
 /** Script return codes and Redis errors become Ferry errors here, and only here. */
 function toStoreError(error: unknown, operation: string, keys: RedisKeys): unknown {
-  if (error instanceof FerryError) return error
-  const message = error instanceof Error ? error.message : String(error)
+  return wrapDriverError(error, (error) => describeError(error, operation, keys))
+}
+
+function describeError(error: unknown, operation: string, keys: RedisKeys): string | FerryError {
+  const message = messageOf(error)
   const coded = /FERRY (\w+) ?(.*)/.exec(message)
   if (coded?.[1] === 'schema_too_new') return layoutVersions(keys).tooNew(Number(coded[2]))
   if (coded?.[1] === 'namespace_lost') {
@@ -223,7 +241,7 @@ function toStoreError(error: unknown, operation: string, keys: RedisKeys): unkno
       { cause: error, retryable: false },
     )
   }
-  return new StoreUnavailableError(`Redis (${operation}): ${message}`, { cause: error })
+  return `Redis (${operation}): ${message}`
 }
 
 /**
@@ -285,7 +303,7 @@ export class RedisStore implements Store {
       await store.loadScripts()
       if (options.migrate ?? true) await store.migrate()
       else await store.assertLayoutCurrent()
-      await store.stopRequestedAt()
+      await store.control()
       await store.checkPersistence(warn)
     } catch (error) {
       await store.close()
@@ -422,8 +440,9 @@ export class RedisStore implements Store {
 
   // ── producer ───────────────────────────────────────────────────────────────────────────────
 
-  async enqueue({ jobs, now }: EnqueueParams): Promise<EnqueueResult[]> {
+  async enqueue({ jobs, tx, now }: EnqueueParams): Promise<EnqueueResult[]> {
     this.assertOpen('enqueue')
+    if (tx !== undefined) throw transactionRefused(this.kind)
     if (jobs.length === 0) return []
     const args: string[] = new Array(jobs.length * 2)
     // The command's length in UTF-16 units (never more than its UTF-8 bytes, which the Client
@@ -470,20 +489,18 @@ export class RedisStore implements Store {
     checkClaimParams(params)
     const reply = (await this.run('claim', params.now, claimArgs(params))) as [number, ...JobReply[]]
     this.noteServerTime(reply[0], params.now)
-    return reply.slice(1).map((job) => toClaimedJob(job as JobReply))
+    return reply.slice(1).map((job) => toClaimedReply(job as JobReply))
   }
 
-  async settle({ settlements, now }: SettleParams): Promise<SettleResult[]> {
+  async settle({ settlements, claim, now }: SettleParams): Promise<SettleBatchResult> {
     this.assertOpen('settle')
-    if (settlements.length === 0) return []
-    const { args, sent } = settleArgs(settlements)
-    if (sent.length === 0) return settlements.map(() => 'lease_lost')
-    const reply = (await this.run('settle', now, args)) as number[]
-    return mergeSettled(sent, reply, settlements.length)
-  }
-
-  async settleAndClaim({ settlements, claim, now }: SettleAndClaimParams): Promise<SettleAndClaimResult> {
-    this.assertOpen('settleAndClaim')
+    if (claim === undefined) {
+      if (settlements.length === 0) return { settled: [], claimed: [] }
+      const { args, sent } = settleArgs(settlements)
+      if (sent.length === 0) return { settled: settlements.map(() => 'lease_lost'), claimed: [] }
+      const reply = (await this.run('settle', now, args)) as number[]
+      return { settled: mergeSettled(sent, reply, settlements.length), claimed: [] }
+    }
     checkClaimParams(claim)
     const { args, sent } = settleArgs(settlements)
     const reply = (await this.run('settle-and-claim', now, [...args, ...claimArgs(claim)])) as [
@@ -493,18 +510,13 @@ export class RedisStore implements Store {
     ]
     return {
       settled: mergeSettled(sent, reply[1], settlements.length),
-      claimed: reply.slice(2).map((job) => toClaimedJob(job as JobReply)),
+      claimed: reply.slice(2).map((job) => toClaimedReply(job as JobReply)),
     }
   }
 
-  async renew({ leases, leaseMs, now }: RenewParams): Promise<SettleResult[]> {
+  async renew({ leases, leaseMs, delivered = false, now }: RenewParams): Promise<SettleResult[]> {
     this.assertOpen('renew')
-    return this.leaseCall('renew', leases, leaseMs, now)
-  }
-
-  async takeDelivered({ leases, leaseMs, now }: TakeDeliveredParams): Promise<SettleResult[]> {
-    this.assertOpen('takeDelivered')
-    return this.leaseCall('take-delivered', leases, leaseMs, now)
+    return this.leaseCall(delivered ? 'take-delivered' : 'renew', leases, leaseMs, now)
   }
 
   /** renew.lua and take-delivered.lua: the same arguments, and per lease 1 (ok) or 0 (lost). */
@@ -528,29 +540,20 @@ export class RedisStore implements Store {
     return mergeSettled(sent, reply, leases.length)
   }
 
-  async waitForWork(params: WaitParams): Promise<WakeReason> {
-    const { reason } = await this.wait(params, null)
-    return reason === 'delivered' ? 'notified' : reason
-  }
-
-  async waitForJobs(params: WaitForJobsParams): Promise<WaitForJobsResult> {
-    const { limit, leaseMs, workerId } = params.claim ?? {}
-    checkClaimParams({
-      queues: params.queues,
-      names: params.names,
-      limit: limit!,
-      leaseMs: leaseMs!,
-      workerId: workerId!,
-    })
-    return this.wait(params, params.claim)
-  }
-
   /**
-   * waitForWork, and with `claim`, waitForJobs: the waiter is registered (lua/wait-check.lua) so
-   * that an enqueue may hand it jobs (lua/lib/deliver.lua) on this store's delivery channel.
+   * With `claim`, the waiter is registered (lua/wait-check.lua) so that an enqueue may hand it
+   * jobs (lua/lib/deliver.lua) on this store's delivery channel.
    */
-  private wait(params: WaitParams, claim: WaitForJobsParams['claim'] | null): Promise<WaitForJobsResult> {
+  async waitForWork(params: WaitParams): Promise<WaitResult> {
     this.assertOpen('waitForWork')
+    if (params.claim !== undefined) {
+      const { limit, leaseMs, workerId } = params.claim
+      checkClaimParams({ queues: params.queues, names: params.names, limit, leaseMs, workerId })
+    }
+    return this.wait(params, params.claim ?? null)
+  }
+
+  private wait(params: WaitParams, claim: WaitClaim | null): Promise<WaitResult> {
     assertQueueList(params.queues)
     checkNames(params.names)
     if (params.signal?.aborted) return Promise.resolve({ reason: 'aborted', jobs: [] })
@@ -567,7 +570,7 @@ export class RedisStore implements Store {
     const delivered =
       claim === null
         ? null
-        : new Promise<WaitForJobsResult>((resolve) =>
+        : new Promise<WaitResult>((resolve) =>
             this.deliveries.set(waiterId, (jobs) => {
               handing.started = true
               // The jobs start first: ending the wait (the hub's waiter, the signal's listeners)
@@ -607,11 +610,11 @@ export class RedisStore implements Store {
   private async register(
     queues: readonly string[],
     names: readonly string[] | undefined,
-    claim: WaitForJobsParams['claim'] | null,
+    claim: WaitClaim | null,
     waiterId: string,
     woken: Promise<WakeReason>,
     ended: AbortController,
-  ): Promise<WaitForJobsResult> {
+  ): Promise<WaitResult> {
     try {
       await this.subscribe()
       const registration =
@@ -622,7 +625,7 @@ export class RedisStore implements Store {
               l: claim.limit,
               m: claim.leaseMs,
               w: claim.workerId,
-              t: randomBytes(12).toString('hex'),
+              t: newLeaseTokenBase(),
               q: queues,
               n: names,
             })
@@ -672,9 +675,13 @@ export class RedisStore implements Store {
     now,
     limit = RECOVER_LIMIT_DEFAULT,
     leases,
+    clampLeases = false,
   }: RecoverParams = {}): Promise<RecoverResult> {
     this.assertOpen('recoverExpired')
     assertPositiveInteger(limit, 'limit')
+    // A script of its own before the recovery: it runs only at a worker's start and after a
+    // backward step, and the leases it moves were not expired, so the recovery's answer is the same.
+    const clamped = clampLeases ? ((await this.run('clamp-leases', now, [])) as number) : 0
     const args: (string | number)[] = [limit]
     if (leases === undefined) {
       args.push('all')
@@ -683,10 +690,10 @@ export class RedisStore implements Store {
       for (const { id, leaseToken, leaseExpiresAt } of leases) {
         if (isJobId(id) && typeof leaseToken === 'string') args.push(id, leaseToken, integer(leaseExpiresAt))
       }
-      if (args.length === 2) return { retried: [], dead: [] }
+      if (args.length === 2) return { retried: [], dead: [], clamped }
     }
     const [retried, dead] = (await this.run('recover-expired', now, args)) as [string[], string[]]
-    return { retried: retried.sort(compareIds), dead: dead.sort(compareIds) }
+    return { retried: retried.sort(compareIds), dead: dead.sort(compareIds), clamped }
   }
 
   async findExpiredLeases({
@@ -713,30 +720,13 @@ export class RedisStore implements Store {
     }
   }
 
-  async clampLeases({ now }: ClampLeasesParams = {}): Promise<number> {
-    this.assertOpen('clampLeases')
-    return (await this.run('clamp-leases', now, [])) as number
-  }
-
   // ── admin ──────────────────────────────────────────────────────────────────────────────────
-
-  async getJob(id: JobId): Promise<Job | null> {
-    this.assertOpen('getJob')
-    if (!isJobId(id)) return null
-    let fields: JobReply
-    try {
-      fields = (await this.redis.call('HMGET', this.keys.job(id), ...JOB_FIELDS)) as JobReply
-    } catch (error) {
-      throw toStoreError(error, 'getJob', this.keys)
-    }
-    const reply = [id, ...fields]
-    // Every job has a queue: none means no job.
-    return reply[AT.q!] === null ? null : toJob(reply)
-  }
 
   async listJobs(params: ListJobsParams = {}): Promise<JobPage> {
     this.assertOpen('listJobs')
-    const { state, queue, limit, cursor } = checkListJobsParams(params, isJobId)
+    const checked = checkListJobsParams(params, isJobId)
+    if (checked.ids !== undefined) return { jobs: await this.jobsByIds(checked.ids), nextCursor: null }
+    const { state, queue, limit, cursor } = checked
     const [flats, resume] = (await this.run('list-jobs', undefined, [
       state ?? '',
       queue ?? '',
@@ -757,25 +747,16 @@ export class RedisStore implements Store {
     checkStatsParams(params)
     const { now, recentWindowMs = 60_000 } = params
     const rows = (await this.run('stats', now, [recentWindowMs])) as (string | number)[]
-    const stats: QueueStats[] = []
-    for (let i = 0; i < rows.length; i += 8) {
-      const [ready, scheduled, active, completed, dead, recentCompleted, recentDead] = rows
-        .slice(i + 1, i + 8)
-        .map(Number) as [number, number, number, number, number, number, number]
-      if (ready + scheduled + active + completed + dead === 0) continue
-      stats.push({
-        queue: String(rows[i]),
-        ready,
-        scheduled,
-        active,
-        completed,
-        dead,
-        recentCompletedCount: recentCompleted,
-        recentDeadCount: recentDead,
-        recentWindowMs,
-      })
+    const counts: StatsCount[] = []
+    // Per queue: its name, then a count of each of STATS_ROW in that order (lua/stats.lua).
+    for (let i = 0; i < rows.length; i += STATS_ROW.length + 1) {
+      const values = rows.slice(i + 1, i + 1 + STATS_ROW.length).map(Number)
+      // The script lists every queue it knows; one that holds no job is left out, as elsewhere.
+      if (values.slice(0, 5).every((count) => count === 0)) continue
+      const queue = String(rows[i])
+      STATS_ROW.forEach((of, k) => counts.push({ queue, of, count: values[k]! }))
     }
-    return stats.sort((a, b) => (a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : 0))
+    return foldStats(counts, recentWindowMs)
   }
 
   async retry(params: RetryParams): Promise<number> {
@@ -803,37 +784,49 @@ export class RedisStore implements Store {
     const { state, olderThanMs = 0, queue, now } = params
     // One clock for every chunk: the first chunk's server time when no `now` is given.
     const finishedBefore = (now ?? (await this.serverTime())) - olderThanMs
-    let total = 0
-    for (;;) {
+    return purgeInChunks(PURGE_CHUNK, async (limit) => {
       const [deleted, looked] = (await this.run('purge', now, [
         state,
         finishedBefore,
         queue ?? '',
-        PURGE_CHUNK,
+        limit,
       ])) as [number, number]
-      total += deleted
-      if (looked < PURGE_CHUNK) return total
-    }
+      return { deleted, looked }
+    })
   }
 
   // ── worker control ─────────────────────────────────────────────────────────────────────────
 
-  async requestStop(params: RequestStopParams = {}): Promise<void> {
-    this.assertOpen('requestStop')
-    checkRequestStopParams(params)
-    const { now } = params
-    await this.run('request-stop', now, [])
-  }
-
-  async stopRequestedAt(): Promise<number | null> {
-    this.assertOpen('stopRequestedAt')
+  async control(params: ControlParams = {}): Promise<ControlRecord> {
+    this.assertOpen('control')
+    checkControlParams(params)
+    const { requestStop = false, now } = params
+    // request-stop.lua answers with the record as it now stands: no second read.
+    if (requestStop) return { stopRequestedAt: (await this.run('request-stop', now, [])) as number }
     try {
       const at = await this.redis.get(this.keys.stop)
       this.stopSeen = at
-      return at === null ? null : Number(at)
+      return { stopRequestedAt: at === null ? null : Number(at) }
     } catch (error) {
-      throw toStoreError(error, 'stopRequestedAt', this.keys)
+      throw toStoreError(error, 'control', this.keys)
     }
+  }
+
+  /** The jobs of these ids that exist, in the order asked: one HMGET each, pipelined. */
+  private async jobsByIds(ids: readonly string[]): Promise<Job[]> {
+    let replies: JobReply[]
+    try {
+      replies = await Promise.all(
+        ids.map(async (id) => [
+          id,
+          ...((await this.redis.call('HMGET', this.keys.job(id), ...JOB_FIELDS)) as JobReply),
+        ]),
+      )
+    } catch (error) {
+      throw toStoreError(error, 'listJobs', this.keys)
+    }
+    // Every job has a queue: none means no job.
+    return replies.flatMap((reply) => (reply[AT.q!] === null ? [] : [toJob(reply)]))
   }
 
   // ── internals ──────────────────────────────────────────────────────────────────────────────
@@ -925,7 +918,7 @@ export class RedisStore implements Store {
       : // Lua's nil travels as false in JSON.
         Promise.resolve(
           (JSON.parse(body) as (string | number | false)[][]).map((reply) =>
-            toClaimedJob(reply.map((value) => (value === false ? null : value))),
+            toClaimedReply(reply.map((value) => (value === false ? null : value))),
           ),
         )
     const waiterId = message.slice(0, space)
@@ -954,7 +947,7 @@ export class RedisStore implements Store {
     const jobs: ClaimedJob[] = []
     replies.forEach(([error, fields], i) => {
       const reply = [ids[i]!, ...(fields as JobReply)]
-      if (error === null && reply[AT.s!] === 'active') jobs.push(toClaimedJob(reply))
+      if (error === null && reply[AT.s!] === 'active') jobs.push(toClaimedReply(reply))
     })
     return jobs
   }
@@ -1085,7 +1078,7 @@ export class RedisStore implements Store {
   }
 
   private assertOpen(operation: string): void {
-    if (this.closed) throw new StoreClosedError(operation)
+    assertOpen(this.closed, operation)
   }
 }
 
@@ -1172,7 +1165,7 @@ function claimArgs({ queues, names = [], limit, leaseMs, workerId }: ClaimParams
     String(limit),
     String(leaseMs),
     workerId,
-    randomBytes(9).toString('base64url'),
+    newLeaseTokenBase(),
     String(queues.length),
     ...queues,
     String(names.length),
@@ -1182,6 +1175,7 @@ function claimArgs({ queues, names = [], limit, leaseMs, workerId }: ClaimParams
 
 /** The settle script's arguments; `sent` maps its results back to the input (a malformed id is lost). */
 function settleArgs(settlements: readonly Settlement[]): { args: string[]; sent: number[] } {
+  checkSettlements(settlements)
   const args: string[] = ['0']
   const sent: number[] = []
   settlements.forEach((s, i) => {
@@ -1192,7 +1186,6 @@ function settleArgs(settlements: readonly Settlement[]): { args: string[]; sent:
         break
       case 'retry':
       case 'snoozed':
-        assertInstant(s.runAt, `settlements[${i}].runAt`)
         args.push(
           s.kind,
           s.id,
@@ -1204,12 +1197,6 @@ function settleArgs(settlements: readonly Settlement[]): { args: string[]; sent:
       case 'dead':
         args.push('dead', s.id, s.leaseToken, '', JSON.stringify(s.error))
         break
-      default:
-        throw new ValidationError(
-          'invalid_option',
-          `settlements[${i}].kind`,
-          `unknown kind ${JSON.stringify((s as { kind: unknown }).kind)}`,
-        )
     }
     sent.push(i)
   })
@@ -1217,12 +1204,9 @@ function settleArgs(settlements: readonly Settlement[]): { args: string[]; sent:
   return { args, sent }
 }
 
+/** Per-item results: 'ok' for the items sent (at `sent`) that the script answered 1 for. */
 function mergeSettled(sent: readonly number[], reply: readonly number[], count: number): SettleResult[] {
-  const results: SettleResult[] = new Array(count).fill('lease_lost')
-  sent.forEach((index, n) => {
-    if (reply[n] === 1) results[index] = 'ok'
-  })
-  return results
+  return foldResults(count, 'lease_lost', [['ok', sent.filter((_, n) => reply[n] === 1)]])
 }
 
 /**
@@ -1271,14 +1255,8 @@ function toJob(reply: JobReply): Job {
   }
 }
 
-function toClaimedJob(reply: JobReply): ClaimedJob {
-  const job = toJob(reply) as ClaimedJob
-  job.leaseToken = String(reply[AT.lt!])
-  return job
-}
-
-function isJobId(id: unknown): id is string {
-  return typeof id === 'string' && ID_PATTERN.test(id)
+function toClaimedReply(reply: JobReply): ClaimedJob {
+  return toClaimedJob(toJob(reply), String(reply[AT.lt!]))
 }
 
 /** An integer as Redis and Lua read it back exactly (no exponent). */

@@ -1,14 +1,15 @@
 import Database from 'better-sqlite3'
 import { chmodSync, closeSync, existsSync, openSync, statSync, type Stats } from 'node:fs'
 import { resolve } from 'node:path'
-import { FerryError, StoreClosedError, StoreUnavailableError, ValidationError } from '../../core/errors.js'
-import { type ClaimedJob, type Job, type JobError, type JobId, type JobState } from '../../core/job.js'
+import { StoreUnavailableError, ValidationError } from '../../core/errors.js'
+import { type ClaimedJob, type Job, type JobError, type JobState } from '../../core/job.js'
 import type { Settlement } from '../../core/outcome.js'
 import { assertKnownKeys, assertQueueList, optionKeys } from '../../core/validate.js'
 import type {
   CancelParams,
   ClaimParams,
-  ClampLeasesParams,
+  ControlParams,
+  ControlRecord,
   EnqueueParams,
   ExpiredLease,
   FindExpiredLeasesParams,
@@ -22,33 +23,40 @@ import type {
   RecoverParams,
   RecoverResult,
   RenewParams,
-  RequestStopParams,
   RetryParams,
-  SettleAndClaimParams,
-  SettleAndClaimResult,
+  SettleBatchResult,
   SettleParams,
   SettleResult,
   StatsParams,
   Store,
   StoreCapabilities,
   WaitParams,
-  WakeReason,
+  WaitResult,
 } from '../store.js'
 import {
-  assertInstant,
   assertPositiveInteger,
   checkClaimParams,
   checkCancelParams,
   checkListJobsParams,
+  checkControlParams,
   checkNames,
   checkPurgeParams,
-  checkRequestStopParams,
   checkRetryParams,
   checkStatsParams,
+  deliveryRefused,
   messageOf,
   RECOVER_LIMIT_DEFAULT,
+  transactionRefused,
 } from '../params.js'
 import { WakeHub } from '../wake-hub.js'
+import { assertOpen } from '../kernel/assert-open.js'
+import { wrapDriverError } from '../kernel/driver-errors.js'
+import { jobIdCheck } from '../kernel/job-ids.js'
+import { toClaimedJob } from '../kernel/jobs.js'
+import { newLeaseTokenBase } from '../kernel/lease-tokens.js'
+import { purgeInChunks } from '../kernel/purge.js'
+import { checkSettlements } from '../kernel/settlements.js'
+import { foldStats } from '../kernel/stats.js'
 import { SchemaVersions } from '../kernel/migrations.js'
 import { migrations, sql } from './generated/assets.js'
 import { SqliteFileWatch } from './sqlite-file-watch.js'
@@ -124,7 +132,8 @@ type SqlName = keyof typeof sql
 const PURGE_CHUNK = 10_000
 /** Write transactions between two checks of the WAL's size. */
 const WAL_CHECK_EVERY = 256
-const ID_PATTERN = /^[1-9]\d{0,18}$/
+/** INTEGER PRIMARY KEY: a signed 64-bit rowid, 19 digits. */
+const isJobId = jobIdCheck(19)
 // Run with exec, never kept as prepared statements: SQLite applies this pragma when a statement
 // is prepared, so a prepared 'synchronous = FULL' switched a 'normal' store to FULL at open.
 const SYNC_NORMAL = 'PRAGMA synchronous = NORMAL'
@@ -298,8 +307,9 @@ export class SqliteStore implements Store {
 
   // ── producer ───────────────────────────────────────────────────────────────────────────────
 
-  async enqueue({ jobs, now }: EnqueueParams): Promise<EnqueueResult[]> {
+  async enqueue({ jobs, tx, now }: EnqueueParams): Promise<EnqueueResult[]> {
     this.assertOpen('enqueue')
+    if (tx !== undefined) throw transactionRefused(this.kind)
     if (jobs.length === 0) return []
     const insert = this.statement('enqueue')
     const findUnique = this.statement('enqueue-find-unique').pluck()
@@ -343,28 +353,22 @@ export class SqliteStore implements Store {
     this.assertOpen('claim')
     checkClaimParams(params)
     return this.write((lockedAt) => this.claimIn(params, params.now ?? lockedAt), { sync: false }).map(
-      toClaimedJob,
+      toClaimedRow,
     )
   }
 
-  async settle({ settlements, now }: SettleParams): Promise<SettleResult[]> {
+  async settle({ settlements, claim, now }: SettleParams): Promise<SettleBatchResult> {
     this.assertOpen('settle')
-    if (settlements.length === 0) return []
-    const { results, rescheduled } = this.write((lockedAt) => this.settleIn(settlements, now ?? lockedAt))
-    if (rescheduled) this.wakeAfterReschedule()
-    return results
-  }
-
-  async settleAndClaim({ settlements, claim, now }: SettleAndClaimParams): Promise<SettleAndClaimResult> {
-    this.assertOpen('settleAndClaim')
-    checkClaimParams(claim)
+    if (claim !== undefined) checkClaimParams(claim)
+    else if (settlements.length === 0) return { settled: [], claimed: [] }
+    checkSettlements(settlements)
     const { settled, rows, rescheduled } = this.write((lockedAt) => {
       const at = now ?? lockedAt
       const { results, rescheduled } = this.settleIn(settlements, at)
-      return { settled: results, rows: this.claimIn(claim, at), rescheduled }
+      return { settled: results, rows: claim === undefined ? [] : this.claimIn(claim, at), rescheduled }
     })
     if (rescheduled) this.wakeAfterReschedule()
-    return { settled, claimed: rows.map(toClaimedJob) }
+    return { settled, claimed: rows.map(toClaimedRow) }
   }
 
   /** The claim, inside a write transaction. */
@@ -384,6 +388,7 @@ export class SqliteStore implements Store {
     if (ids.length === 0) return []
     const leased = this.statement('claim').all({
       ids: JSON.stringify(ids),
+      token_base: newLeaseTokenBase(),
       lease_expires_at: at + leaseMs,
       worker_id: workerId,
       now: at,
@@ -420,7 +425,7 @@ export class SqliteStore implements Store {
     const retry = this.statement('settle-retry')
     const dead = this.statement('settle-dead')
     let rescheduled = false
-    const results = settlements.map((s, i): SettleResult => {
+    const results = settlements.map((s): SettleResult => {
       let changes: number
       switch (s.kind) {
         case 'completed':
@@ -433,7 +438,6 @@ export class SqliteStore implements Store {
           break
         case 'retry':
         case 'snoozed':
-          assertInstant(s.runAt, `settlements[${i}].runAt`)
           changes = retry.run({
             id: s.id,
             lease_token: s.leaseToken,
@@ -453,20 +457,15 @@ export class SqliteStore implements Store {
             now: at,
           }).changes
           break
-        default:
-          throw new ValidationError(
-            'invalid_option',
-            `settlements[${i}].kind`,
-            `unknown kind ${JSON.stringify((s as { kind: unknown }).kind)}`,
-          )
       }
       return changes === 1 ? 'ok' : 'lease_lost'
     })
     return { results, rescheduled }
   }
 
-  async renew({ leases, leaseMs, now }: RenewParams): Promise<SettleResult[]> {
+  async renew({ leases, leaseMs, delivered, now }: RenewParams): Promise<SettleResult[]> {
     this.assertOpen('renew')
+    if (delivered === true) throw deliveryRefused(this.kind, 'delivered')
     assertPositiveInteger(leaseMs, 'leaseMs')
     if (leases.length === 0) return []
     const renew = this.statement('renew')
@@ -484,8 +483,9 @@ export class SqliteStore implements Store {
     })
   }
 
-  async waitForWork(params: WaitParams): Promise<WakeReason> {
+  async waitForWork(params: WaitParams): Promise<WaitResult> {
     this.assertOpen('waitForWork')
+    if (params.claim !== undefined) throw deliveryRefused(this.kind, 'claim')
     assertQueueList(params.queues)
     // Checked for the same errors as elsewhere; unused here, since this wait never looks at ready
     // jobs (it wakes on commits and on due times, and the claim then filters the names).
@@ -495,7 +495,7 @@ export class SqliteStore implements Store {
     this.hub.armDue(this.nextDueAt(), Date.now())
     // The file watch is running now: re-check what may have been committed before it started.
     this.fileWatch.check()
-    return woken
+    return { reason: await woken, jobs: [] }
   }
 
   // ── maintenance ────────────────────────────────────────────────────────────────────────────
@@ -504,13 +504,19 @@ export class SqliteStore implements Store {
     now,
     limit = RECOVER_LIMIT_DEFAULT,
     leases,
+    clampLeases = false,
   }: RecoverParams = {}): Promise<RecoverResult> {
     this.assertOpen('recoverExpired')
     assertPositiveInteger(limit, 'limit')
-    const result: RecoverResult = { retried: [], dead: [] }
+    const result: RecoverResult = { retried: [], dead: [], clamped: 0 }
     // Without leases given: those expired now, found by a read first, so the usual answer (none)
-    // takes no write lock.
+    // takes no write lock. Clamped leases were not expired, so they are not among them.
     const candidates = leases ?? this.read(() => this.expiredLeases(now ?? Date.now(), limit))
+    if (clampLeases) {
+      result.clamped = this.write(
+        (lockedAt) => this.statement('clamp-leases').run({ now: now ?? lockedAt }).changes,
+      )
+    }
     if (candidates.length === 0) return result
     const rows = this.write(
       (lockedAt) =>
@@ -549,11 +555,6 @@ export class SqliteStore implements Store {
     }))
   }
 
-  async clampLeases({ now }: ClampLeasesParams = {}): Promise<number> {
-    this.assertOpen('clampLeases')
-    return this.write((lockedAt) => this.statement('clamp-leases').run({ now: now ?? lockedAt }).changes)
-  }
-
   private expiredLeases(now: number, limit: number): ExpiredLease[] {
     const rows = this.statement('find-expired-leases').all({ now, limit }) as {
       id: number
@@ -571,16 +572,15 @@ export class SqliteStore implements Store {
 
   // ── admin ──────────────────────────────────────────────────────────────────────────────────
 
-  async getJob(id: JobId): Promise<Job | null> {
-    this.assertOpen('getJob')
-    if (!isJobId(id)) return null
-    const row = this.read(() => this.statement('get-job').get({ id }) as JobRow | undefined)
-    return row === undefined ? null : toJob(row)
-  }
-
   async listJobs(params: ListJobsParams = {}): Promise<JobPage> {
     this.assertOpen('listJobs')
-    const { state, queue, limit, cursor } = checkListJobsParams(params, isJobId)
+    const checked = checkListJobsParams(params, isJobId)
+    if (checked.ids !== undefined) {
+      const getJob = this.statement('get-job')
+      const rows = this.read(() => checked.ids.map((id) => getJob.get({ id }) as JobRow | undefined))
+      return { jobs: rows.flatMap((row) => (row === undefined ? [] : [toJob(row)])), nextCursor: null }
+    }
+    const { state, queue, limit, cursor } = checked
     const rows = this.read(
       () =>
         this.statement('list-jobs').all({
@@ -605,31 +605,17 @@ export class SqliteStore implements Store {
       this.statement('stats').all({ now: at }) as CountRow[],
       this.statement('stats-recent').all({ since: at - recentWindowMs }) as CountRow[],
     ])
-    const byQueue = new Map<string, QueueStats>()
-    const statsOf = (queue: string): QueueStats => {
-      let stats = byQueue.get(queue)
-      if (stats === undefined) {
-        stats = {
+    return foldStats(
+      [
+        ...rows.map(({ queue, state, count }) => ({ queue, of: state, count })),
+        ...recent.map(({ queue, state, count }) => ({
           queue,
-          ready: 0,
-          scheduled: 0,
-          active: 0,
-          completed: 0,
-          dead: 0,
-          recentCompletedCount: 0,
-          recentDeadCount: 0,
-          recentWindowMs,
-        }
-        byQueue.set(queue, stats)
-      }
-      return stats
-    }
-    for (const { queue, state, count } of rows) statsOf(queue)[state] += count
-    for (const { queue, state, count } of recent) {
-      if (state === 'completed') statsOf(queue).recentCompletedCount += count
-      else statsOf(queue).recentDeadCount += count
-    }
-    return [...byQueue.values()].sort((a, b) => (a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : 0))
+          of: state === 'completed' ? ('recentCompleted' as const) : ('recentDead' as const),
+          count,
+        })),
+      ],
+      recentWindowMs,
+    )
   }
 
   async retry(params: RetryParams): Promise<number> {
@@ -677,32 +663,26 @@ export class SqliteStore implements Store {
     const { state, olderThanMs = 0, queue, now } = params
     const finishedBefore = (now ?? Date.now()) - olderThanMs
     const purge = this.statement('purge')
-    let total = 0
-    // Chunked, one transaction each, so a large purge never holds the write lock for long.
-    for (;;) {
-      const { changes } = this.write(() =>
-        purge.run({ state, finished_before: finishedBefore, queue: queue ?? null, limit: PURGE_CHUNK }),
-      )
-      total += changes
-      if (changes < PURGE_CHUNK) return total
-    }
+    return purgeInChunks(PURGE_CHUNK, (limit) => ({
+      deleted: this.write(
+        () => purge.run({ state, finished_before: finishedBefore, queue: queue ?? null, limit }).changes,
+      ),
+    }))
   }
 
   // ── worker control ─────────────────────────────────────────────────────────────────────────
 
-  async requestStop(params: RequestStopParams = {}): Promise<void> {
-    this.assertOpen('requestStop')
-    checkRequestStopParams(params)
-    const { now } = params
-    this.write(() => this.statement('request-stop').run({ now: now ?? Date.now() }))
-    this.hub.broadcast('notified')
-    this.fileWatch.ring()
-  }
-
-  async stopRequestedAt(): Promise<number | null> {
-    this.assertOpen('stopRequestedAt')
+  async control(params: ControlParams = {}): Promise<ControlRecord> {
+    this.assertOpen('control')
+    checkControlParams(params)
+    const { requestStop = false, now } = params
+    if (requestStop) {
+      this.write(() => this.statement('request-stop').run({ now: now ?? Date.now() }))
+      this.hub.broadcast('notified')
+      this.fileWatch.ring()
+    }
     const at = this.read(() => this.statement('stop-requested-at').pluck().get() as number | undefined)
-    return at ?? null
+    return { stopRequestedAt: at ?? null }
   }
 
   // ── internals ──────────────────────────────────────────────────────────────────────────────
@@ -737,14 +717,14 @@ export class SqliteStore implements Store {
       this.begin.run()
     } catch (error) {
       if (relaxed) this.db.exec(SYNC_FULL)
-      throw wrapDriverError(error, this.path)
+      throw wrapDriverError(error, describeDriverError(this.path))
     }
     try {
       result = fn(Date.now())
       this.commit.run()
     } catch (error) {
       if (this.db.inTransaction) this.rollback.run()
-      throw wrapDriverError(error, this.path)
+      throw wrapDriverError(error, describeDriverError(this.path))
     } finally {
       if (relaxed) this.db.exec(SYNC_FULL)
     }
@@ -763,7 +743,7 @@ export class SqliteStore implements Store {
     try {
       return fn()
     } catch (error) {
-      throw wrapDriverError(error, this.path)
+      throw wrapDriverError(error, describeDriverError(this.path))
     }
   }
 
@@ -806,7 +786,7 @@ export class SqliteStore implements Store {
   }
 
   private assertOpen(operation: string): void {
-    if (this.closed) throw new StoreClosedError(operation)
+    assertOpen(this.closed, operation)
     if (this.lost !== null) throw this.lost
   }
 
@@ -907,20 +887,12 @@ function toJob(row: JobRow): Job {
   }
 }
 
-function toClaimedJob(row: JobRow): ClaimedJob {
-  const job = toJob(row) as ClaimedJob
-  job.leaseToken = row.lease_token!
-  return job
+function toClaimedRow(row: JobRow): ClaimedJob {
+  return toClaimedJob(toJob(row), row.lease_token!)
 }
 
-function isJobId(id: unknown): id is string {
-  return typeof id === 'string' && ID_PATTERN.test(id)
-}
-
-function wrapDriverError(error: unknown, path: string): unknown {
-  if (error instanceof FerryError) return error
-  if (error instanceof Database.SqliteError) {
-    return new StoreUnavailableError(`SQLite ${path}: ${error.code}: ${error.message}`, { cause: error })
-  }
-  return error
+/** better-sqlite3's own errors; any other passes through. */
+function describeDriverError(path: string): (error: unknown) => string | null {
+  return (error) =>
+    error instanceof Database.SqliteError ? `SQLite ${path}: ${error.code}: ${error.message}` : null
 }

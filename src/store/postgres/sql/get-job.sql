@@ -1,2 +1,3 @@
--- getJob. Params: $1 id. Returns: the row or nothing. Uses: the primary key.
-SELECT * FROM :"schema".jobs WHERE id = $1::bigint
+-- listJobs with ids. Params: $1 id[]. Returns: the rows of those that exist, in no order.
+-- Uses: the primary key.
+SELECT * FROM :"schema".jobs WHERE id = ANY($1::bigint[])
