@@ -4,7 +4,7 @@
  * connection string. A connection string's parameter that pg would drop in silence is refused.
  */
 import { ValidationError } from '../../core/errors.js'
-import { assertKnownKeys, optionKeys } from '../../core/validate.js'
+import { assertInteger, assertKnownKeys, optionKeys } from '../../core/validate.js'
 import { serverAddress } from '../connection-error.js'
 
 export interface PostgresStoreOptions {
@@ -93,9 +93,7 @@ export function checkPostgresOptions({
       `must be 1 to 48 of a-z, 0-9 and _, not starting with a digit or pg_ (got ${JSON.stringify(schema)})`,
     )
   }
-  if (!Number.isInteger(poolSize) || poolSize < 1 || poolSize > 1000) {
-    throw new ValidationError('invalid_option', 'poolSize', 'must be an integer from 1 to 1000')
-  }
+  assertInteger(poolSize, 'poolSize', { min: 1, max: 1000 })
   return { connectionString, schema, poolSize, server: serverOf(connectionString) }
 }
 
