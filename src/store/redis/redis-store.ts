@@ -20,7 +20,7 @@
 import type { Cluster, Redis } from 'ioredis'
 import { randomBytes } from 'node:crypto'
 import { MigrationRequiredError } from '../../core/errors.js'
-import type { ClaimedJob, Job, JobError, JobId } from '../../core/job.js'
+import type { ClaimedJob, Job, JobError } from '../../core/job.js'
 import type {
   CancelParams,
   ClaimParams,
@@ -279,21 +279,12 @@ export class RedisStore implements Store {
     }
   }
 
+  /** renew.lua: per lease 1 (ok) or 0 (lost); with delivered, the take that is not persisted. */
   async renew({ leases, leaseMs, delivered = false, now }: RenewParams): Promise<SettleResult[]> {
     this.assertOpen('renew')
-    return this.leaseCall(delivered ? 'renew-delivered' : 'renew', leases, leaseMs, now)
-  }
-
-  /** renew.lua and renew-delivered.lua: the same arguments, and per lease 1 (ok) or 0 (lost). */
-  private async leaseCall(
-    script: 'renew' | 'renew-delivered',
-    leases: readonly { id: JobId; leaseToken: string }[],
-    leaseMs: number,
-    now: number | undefined,
-  ): Promise<SettleResult[]> {
     assertPositiveInteger(leaseMs, 'leaseMs')
     if (leases.length === 0) return []
-    const args: string[] = [String(leaseMs)]
+    const args: string[] = [String(leaseMs), delivered ? '1' : '0']
     const sent: number[] = []
     leases.forEach(({ id, leaseToken }, i) => {
       if (!isJobId(id) || typeof leaseToken !== 'string') return
@@ -301,7 +292,7 @@ export class RedisStore implements Store {
       sent.push(i)
     })
     if (sent.length === 0) return leases.map(() => 'lease_lost')
-    const reply = (await this.scripts.run(script, now, args)) as number[]
+    const reply = (await this.scripts.run('renew', now, args)) as number[]
     return mergeSettled(sent, reply, leases.length)
   }
 

@@ -1,20 +1,33 @@
 -- renew: extends leases, each fenced by its token. An expired but not yet recovered lease may
--- still be renewed, since nobody else can hold the job until recovery. A renewal also ends a
--- delivery for good ('dv'): renew-delivered.lua is not persisted, and one lost in a restart must
--- not make a job that ran look never taken.
+-- still be renewed, since nobody else can hold the job until recovery. Every renewal ends a
+-- delivery for good ('dv').
+-- With delivered, a worker takes jobs it was handed (lib/deliver.lua) before it starts them: each
+-- gets the worker's lease and stops being a delivery; a job whose delivery lease ran out and was
+-- put back (or claimed again) is not this worker's any more. That take is neither persisted nor
+-- replicated (REPL_NONE): the delivery that leased the job was, and a take lost in a restart or a
+-- failover only leaves the job a delivery again (until its first plain renewal, which is persisted
+-- and ends the delivery too), which recovery puts back in line. That keeps an fsync off the path
+-- from an enqueue to its handler, which delivery exists to shorten. So that it writes nothing
+-- else, a take leaves a job whose hash is gone to the next plain renewal or recovery.
 -- include: lib/prelude.lua, lib/namespace-check.lua
 -- KEYS, ARGV 1-9: the common layout (prelude.lua).
--- ARGV FIRST: leaseMs; then two per lease: id, lease token.
+-- ARGV FIRST: leaseMs; FIRST + 1: delivered ('1' | '0'); then two per lease: id, lease token.
 -- Returns: { 1 (ok) | 0 (lease lost), ... } in input order. A job whose hash is gone (evicted)
 --   is lease lost, and leaves the active zset and the jobs index (prelude.lua).
+local delivered = ARGV[FIRST + 1] == '1'
+if delivered then
+  redis.set_repl(redis.REPL_NONE)
+end
 local lease_expires_at = NOW + tonumber(ARGV[FIRST])
 local results = {}
-for i = FIRST + 1, #ARGV, 2 do
+for i = FIRST + 2, #ARGV, 2 do
   local id, key = ARGV[i], P_JOB .. ARGV[i]
   local job = redis.call('HMGET', key, 's', 'lt', 'q')
   if not job[3] then
-    redis.call('ZREM', K_ACTIVE, id)
-    forget_job(id)
+    if not delivered then
+      redis.call('ZREM', K_ACTIVE, id)
+      forget_job(id)
+    end
     results[#results + 1] = 0
   elseif job[1] == 'active' and job[2] == ARGV[i + 1] then
     redis.call('HSET', key, 'le', lease_expires_at, 'u', NOW)

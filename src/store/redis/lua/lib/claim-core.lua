@@ -9,7 +9,7 @@
 --   unpack()ed whole; then the names count (0: every name), then the names (ClaimParams.names:
 --   only jobs of these). (deliver.lua calls claim_jobs with a waiter's own registration instead,
 --   and `delivered`: the jobs are then marked 'dv' = 1 until the waiter takes them,
---   renew-delivered.lua.)
+--   renew.lua with delivered.)
 -- An id whose job hash is gone (evicted: prelude.lua, forget_job) is dropped from its zset and
 --   skipped; the claim takes the next job in line instead.
 -- claim_jobs returns the jobs leased, each as job_reply gives it (prelude.lua), in claim order.

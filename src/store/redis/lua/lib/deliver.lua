@@ -17,7 +17,7 @@
 -- Waiter writes are neither persisted nor replicated (REPL_NONE): they describe connections.
 -- A delivered job holds a delivery lease of DELIVERY_LEASE_MS at most (the waiter's own lease if
 -- shorter; src/store/store.ts has the same constant) and is marked delivered ('dv'), until its
--- waiter takes it (renew-delivered.lua) before it starts it: one a frozen or stalled waiter never
+-- waiter takes it (renew.lua with delivered) before it starts it: one a frozen or stalled waiter never
 -- takes goes back in line with its attempt given back (recover-expired.lua).
 
 local DELIVERY_MAX_BYTES = 1000000
