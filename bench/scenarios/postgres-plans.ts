@@ -43,7 +43,7 @@ function storeSql(db: Session, name: keyof typeof sql): string {
 
 async function claim(db: Session, queue: string, delivered = false): Promise<Leased[]> {
   const { rows } = await db.client.query<Leased>(
-    `SELECT id::text, lease_token, lease_expires_at::text FROM ${db.s}.claim($1::text[], $2, $3, 'plans', NULL, $4)`,
+    `SELECT id::text, lease_token, lease_expires_at::text FROM ${db.s}.claim($1::text[], $2, $3, 'plans', NULL, 'plans', $4)`,
     [[queue], BATCH, LEASE_MS, delivered],
   )
   return rows
@@ -79,7 +79,7 @@ function enqueueArgs(queue: string, uniqueKeys: (string | null)[]): unknown[] {
     fill(null),
     uniqueKeys,
     null,
-    true,
+    'plans',
   ]
 }
 
@@ -119,6 +119,7 @@ const STATEMENTS: readonly HotStatement[] = [
         LEASE_MS,
         'plans',
         null,
+        'plans',
         null,
       ])),
   },
@@ -132,6 +133,7 @@ const STATEMENTS: readonly HotStatement[] = [
         LEASE_MS,
         'plans',
         null,
+        'plans',
         ['bench.plans', 'bench.other'],
       ])),
   },
@@ -144,19 +146,19 @@ const STATEMENTS: readonly HotStatement[] = [
     tag: 'settle_and_claim',
     text: `settle_and_claim: ${BATCH} completed, claim of ${BATCH} (sql/settle-with-claim.sql)`,
     call: onClaimedJobs(
-      (jobs) => [...settleArgs(jobs), ['default'], BATCH, LEASE_MS, 'plans', null, null],
+      (jobs) => [...settleArgs(jobs), ['default'], BATCH, LEASE_MS, 'plans', null, 'plans', null],
       'settle-with-claim',
     ),
   },
   {
     tag: 'renew',
     text: `renew of ${BATCH} leases (sql/renew.sql)`,
-    call: onClaimedJobs((jobs) => [ids(jobs), tokens(jobs), LEASE_MS, null], 'renew'),
+    call: onClaimedJobs((jobs) => [ids(jobs), tokens(jobs), LEASE_MS, null, false], 'renew'),
   },
   {
-    tag: 'take_delivered',
-    text: `take_delivered of ${BATCH} delivered jobs (sql/renew-delivered.sql)`,
-    call: onClaimedJobs((jobs) => [ids(jobs), tokens(jobs), LEASE_MS, null], 'renew-delivered', {
+    tag: 'renew_delivered',
+    text: `renew of ${BATCH} delivered jobs, the take (sql/renew.sql with delivered)`,
+    call: onClaimedJobs((jobs) => [ids(jobs), tokens(jobs), LEASE_MS, null, true], 'renew', {
       delivered: true,
     }),
   },

@@ -393,7 +393,8 @@ await whenAvailable(postgresUnreachableReason(), () => {
     )
     await q('ANALYZE S.jobs')
     const calls = async (): Promise<void> => {
-      const [job] = (await q(`SELECT * FROM S.claim($1, 1, 60000, 'w', NULL)`, [['default']])).rows as {
+      const [job] = (await q(`SELECT * FROM S.claim($1, 1, 60000, 'w', NULL, 'tiny')`, [['default']]))
+        .rows as {
         id: string
         lease_token: string
       }[]
@@ -406,7 +407,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
       await q(`SELECT * FROM S.wait_for_work($1, NULL, NULL, NULL, NULL, NULL, NULL)`, [['default']])
       await q(
         `SELECT * FROM S.enqueue_batch(ARRAY['default'], ARRAY['n'], ARRAY['{}'], ARRAY[0], ARRAY[NULL::bigint],
-           ARRAY[0::bigint], ARRAY[25], ARRAY[NULL::integer], ARRAY['key-' || $1::text], NULL, true)`,
+           ARRAY[0::bigint], ARRAY[25], ARRAY[NULL::integer], ARRAY['key-' || $1::text], NULL, 'tiny')`,
         [job!.id],
       )
     }
@@ -442,7 +443,6 @@ await whenAvailable(postgresUnreachableReason(), () => {
       'settle',
       'settle_and_claim',
       'renew',
-      'take_delivered',
       'recover_expired',
       'deliver',
       'wake',
@@ -616,7 +616,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
     await putWaiter(app, schema, row)
     const { rows } = await app.query<{ id: string }>(
       `SELECT e.id::text AS id FROM "${schema}".enqueue_batch('{default}', '{x}', '{"{}"}', '{0}', '{NULL}',
-         '{0}', '{3}', '{NULL}', '{NULL}', NULL, true) AS e`,
+         '{0}', '{3}', '{NULL}', '{NULL}', NULL, 'gone') AS e`,
     )
     const id = rows[0]!.id
     const job = await app.query<{ state: string; attempts: number; worker_id: string | null }>(

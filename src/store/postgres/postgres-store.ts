@@ -42,8 +42,9 @@ import {
 } from '../params.js'
 import { assertOpen } from '../kernel/assert-open.js'
 import { compareIds } from '../kernel/job-ids.js'
+import { newLeaseTokenBase } from '../kernel/lease-tokens.js'
 import { purgeInChunks } from '../kernel/purge.js'
-import { checkSettlements, foldResults } from '../kernel/settlements.js'
+import { checkSettlements } from '../kernel/settlements.js'
 import { foldStats } from '../kernel/stats.js'
 import {
   binaryTextArray,
@@ -177,7 +178,8 @@ export class PostgresStore implements Store {
     if (jobs.length === 0) return []
     const results = (await this.db.query(
       this.texts.enqueue,
-      [...enqueueArrays(jobs, binaryTextArray), now ?? null, true],
+      // A base of lease tokens, for the jobs deliver() hands to waiting workers.
+      [...enqueueArrays(jobs, binaryTextArray), now ?? null, newLeaseTokenBase()],
       'enqueue',
     )) as EnqueueResult[]
     this.waiting.enqueued(readyQueuesOf(jobs, now))
@@ -203,7 +205,7 @@ export class PostgresStore implements Store {
     }
     if (jobs.length === 0) return []
     // No delivery: the leases would start while the caller's transaction may stay open long.
-    const values = [...enqueueArrays(jobs, (items) => items), now ?? null, false]
+    const values = [...enqueueArrays(jobs, (items) => items), now ?? null, null]
     return (await tx.query(this.texts.enqueue, values)).rows as EnqueueResult[]
   }
 
@@ -215,7 +217,7 @@ export class PostgresStore implements Store {
     const { queues, names, limit, leaseMs, workerId, now } = params
     const rows = await this.db.query<JobRow>(
       this.texts.claim,
-      [queues, limit, leaseMs, workerId, now ?? null, names ?? null],
+      [queues, limit, leaseMs, workerId, now ?? null, newLeaseTokenBase(), names ?? null],
       'claim',
     )
     return rows.map(toClaimedRow)
@@ -244,6 +246,7 @@ export class PostgresStore implements Store {
         claim.leaseMs,
         claim.workerId,
         now ?? null,
+        newLeaseTokenBase(),
         claim.names ?? null,
       ],
       'settle-with-claim',
@@ -256,7 +259,6 @@ export class PostgresStore implements Store {
 
   async renew({ leases, leaseMs, delivered = false, now }: RenewParams): Promise<SettleResult[]> {
     this.assertOpen('renew')
-    if (delivered) return this.renewDelivered(leases, leaseMs, now)
     assertPositiveInteger(leaseMs, 'leaseMs')
     if (leases.length === 0) return []
     const rows = await this.db.query<{ ord: number; result: SettleResult }>(
@@ -266,31 +268,11 @@ export class PostgresStore implements Store {
         leases.map((l) => l.leaseToken),
         leaseMs,
         now ?? null,
+        delivered,
       ],
       'renew',
     )
     return rows.map((row) => row.result)
-  }
-
-  /** renew with `delivered`: the worker takes jobs it was handed, before it starts them. */
-  private async renewDelivered(
-    leases: RenewParams['leases'],
-    leaseMs: number,
-    now: number | undefined,
-  ): Promise<SettleResult[]> {
-    assertPositiveInteger(leaseMs, 'leaseMs')
-    if (leases.length === 0) return []
-    const rows = await this.db.query<{ ord: number }>(
-      this.texts['renew-delivered'],
-      [
-        leases.map((l) => (isJobId(l.id) ? l.id : null)),
-        leases.map((l) => l.leaseToken),
-        leaseMs,
-        now ?? null,
-      ],
-      'renew-delivered',
-    )
-    return foldResults(leases.length, 'lease_lost', [['ok', rows.map((row) => row.ord - 1)]])
   }
 
   /**

@@ -2,7 +2,8 @@
 -- name (they keep run_at, so they take their place among ready jobs), then the next ready jobs are
 -- leased, queue by queue in the order given, each queue read in claim order. One call, so one round
 -- trip for any number of queues. attempts counts the attempt now, so a worker that dies mid-job has
--- used it.
+-- used it. Each job's lease token is the claim's base (drawn by the store, store/kernel/lease-tokens.ts)
+-- and the job's id, so tokens are minted the same way in every store.
 --
 -- Locking: FOR UPDATE SKIP LOCKED sits under each queue's LIMIT, so concurrent claims pass over each
 -- other's rows instead of waiting, and the outer LIMIT stops the nested loop as soon as it has
@@ -21,15 +22,17 @@
 -- which took 0.88 ms (0.81 ms) before names existed. Without p_names the statements are the ones
 -- of the claim before names, so it keeps its plan on jobs_ready (which must not merge over every
 -- name).
+-- The rows are picked (and locked) first, in one of two statements, then leased by one.
 -- Parameters: p_queues (strict order), p_limit, p_lease_ms, p_worker_id, p_now (ms or NULL for the
---             server's clock), p_delivered (deliver() passes true: the jobs hold a delivery lease
---             until their worker takes them), p_names (only jobs of these names; NULL: every name).
+--             server's clock), p_token_base (the lease tokens' random base), p_delivered (deliver()
+--             passes true: the jobs hold a delivery lease until their worker takes them), p_names
+--             (only jobs of these names; NULL: every name).
 -- Returns: the leased rows in claim order (queue order, then priority DESC, run_at, id).
 -- Relies on: jobs_scheduled (promotion), jobs_ready or jobs_ready_by_name (the pick), the primary
 --            key (the updates); FOR UPDATE SKIP LOCKED.
 -- Settings: jit = off, enable_seqscan = off (README.md).
 CREATE OR REPLACE FUNCTION :"schema".claim(
-  p_queues text[], p_limit integer, p_lease_ms bigint, p_worker_id text, p_now bigint,
+  p_queues text[], p_limit integer, p_lease_ms bigint, p_worker_id text, p_now bigint, p_token_base text,
   p_delivered boolean DEFAULT false, p_names text[] DEFAULT NULL
 ) RETURNS SETOF :"schema".jobs
 LANGUAGE plpgsql
@@ -39,6 +42,8 @@ AS $$
 #variable_conflict use_column
 DECLARE
   at bigint := coalesce(p_now, :"schema".now_ms());
+  picked_ids bigint[];
+  picked_ords bigint[];
 BEGIN
   -- Due jobs of the queues become ready, whatever their name: they take their place in line for
   -- the workers that know them. = ANY(ARRAY(…)) looks the due ids up by primary key whatever the
@@ -57,8 +62,8 @@ BEGIN
     ) AS due
   ));
   IF p_names IS NULL THEN
-    RETURN QUERY
-    WITH picked AS (
+    SELECT array_agg(p.id), array_agg(p.ord) INTO picked_ids, picked_ords
+    FROM (
       SELECT c.id, q.ord
       FROM unnest(p_queues) WITH ORDINALITY AS q(name, ord)
       CROSS JOIN LATERAL (
@@ -69,24 +74,12 @@ BEGIN
         FOR UPDATE SKIP LOCKED
       ) AS c
       LIMIT p_limit
-    ), leased AS (
-      UPDATE :"schema".jobs AS j
-      SET state = 'active', attempts = j.attempts + 1, lease_token = replace(gen_random_uuid()::text, '-', ''),
-          lease_expires_at = at + p_lease_ms, worker_id = p_worker_id, updated_at = at, delivered = p_delivered
-      FROM picked
-      WHERE j.id = picked.id AND j.id = ANY (ARRAY(SELECT p.id FROM picked AS p))
-      RETURNING j.*, picked.ord
-    )
-    SELECT l.id, l.queue, l.name, l.payload, l.state, l.priority, l.run_at, l.attempts, l.max_attempts,
-           l.timeout_ms, l.unique_key, l.lease_token, l.lease_expires_at, l.worker_id, l.last_error, l.result,
-           l.created_at, l.updated_at, l.finished_at, l.delivered
-    FROM leased AS l
-    ORDER BY l.ord, l.priority DESC, l.run_at, l.id;
+    ) AS p;
   ELSE
     -- The same, but each queue's next jobs are the first of each name (jobs_ready_by_name),
     -- merged in claim order.
-    RETURN QUERY
-    WITH picked AS (
+    SELECT array_agg(p.id), array_agg(p.ord) INTO picked_ids, picked_ords
+    FROM (
       SELECT c.id, q.ord
       FROM unnest(p_queues) WITH ORDINALITY AS q(name, ord)
       CROSS JOIN LATERAL (
@@ -103,19 +96,27 @@ BEGIN
         LIMIT p_limit
       ) AS c
       LIMIT p_limit
-    ), leased AS (
-      UPDATE :"schema".jobs AS j
-      SET state = 'active', attempts = j.attempts + 1, lease_token = replace(gen_random_uuid()::text, '-', ''),
-          lease_expires_at = at + p_lease_ms, worker_id = p_worker_id, updated_at = at, delivered = p_delivered
-      FROM picked
-      WHERE j.id = picked.id AND j.id = ANY (ARRAY(SELECT p.id FROM picked AS p))
-      RETURNING j.*, picked.ord
-    )
-    SELECT l.id, l.queue, l.name, l.payload, l.state, l.priority, l.run_at, l.attempts, l.max_attempts,
-           l.timeout_ms, l.unique_key, l.lease_token, l.lease_expires_at, l.worker_id, l.last_error, l.result,
-           l.created_at, l.updated_at, l.finished_at, l.delivered
-    FROM leased AS l
-    ORDER BY l.ord, l.priority DESC, l.run_at, l.id;
+    ) AS p;
   END IF;
+  -- Nothing ready (an idle worker's claim): no update to plan or run.
+  IF picked_ids IS NULL THEN
+    RETURN;
+  END IF;
+  -- The picked rows are locked by this transaction now; = ANY(picked_ids) reaches them by primary
+  -- key whatever the join is estimated at.
+  RETURN QUERY
+  WITH leased AS (
+    UPDATE :"schema".jobs AS j
+    SET state = 'active', attempts = j.attempts + 1, lease_token = p_token_base || '.' || j.id,
+        lease_expires_at = at + p_lease_ms, worker_id = p_worker_id, updated_at = at, delivered = p_delivered
+    FROM unnest(picked_ids, picked_ords) AS picked(id, ord)
+    WHERE j.id = picked.id AND j.id = ANY (picked_ids)
+    RETURNING j.*, picked.ord
+  )
+  SELECT l.id, l.queue, l.name, l.payload, l.state, l.priority, l.run_at, l.attempts, l.max_attempts,
+         l.timeout_ms, l.unique_key, l.lease_token, l.lease_expires_at, l.worker_id, l.last_error, l.result,
+         l.created_at, l.updated_at, l.finished_at, l.delivered
+  FROM leased AS l
+  ORDER BY l.ord, l.priority DESC, l.run_at, l.id;
 END
 $$;

@@ -5,7 +5,7 @@
 -- limit and worker id, at p_at (the enqueue's instant), and a delivery lease of at most 2,000 ms
 -- (DELIVERY_LEASE_MS in src/store/store.ts; the waiter's own lease if shorter), so a waiter that
 -- froze with a delivery in its socket buffer costs the job little; the jobs are marked delivered
--- until their worker takes them (take_delivered). If that claimed anything, the waiter's row is
+-- until their worker takes them (renew() with p_delivered). If that claimed anything, the waiter's row is
 -- deleted (a waiter is handed jobs once) and the rows are sent on its channel as
 --   {"w": waiter id, "jobs": [[id, queue, name, payload, state, priority, run_at, attempts,
 --     max_attempts, timeout_ms, unique_key, lease_token, lease_expires_at, worker_id, last_error,
@@ -21,12 +21,14 @@
 -- Bounded: it looks at no more than p_ready_count + 16 waiters (one job each at least, and a few
 -- dead ones), and stops as soon as no ready job is left on the queues of the batch.
 -- Parameters: p_ready_queues (the batch's queues with ready jobs), p_ready_count (its ready jobs),
---             p_at (the enqueue's instant, ms).
+--             p_at (the enqueue's instant, ms), p_token_base (the lease tokens' random base).
 -- Returns: the queues of p_ready_queues that still have a ready job: those to wake (wake()).
 -- Relies on: waiters in registration order, FOR UPDATE SKIP LOCKED; claim(); jobs_ready (one seek
 --            per queue for what is left); advisory locks (liveness).
 -- Settings: jit = off, enable_seqscan = off (README.md).
-CREATE OR REPLACE FUNCTION :"schema".deliver(p_ready_queues text[], p_ready_count integer, p_at bigint) RETURNS text[]
+CREATE OR REPLACE FUNCTION :"schema".deliver(
+  p_ready_queues text[], p_ready_count integer, p_at bigint, p_token_base text
+) RETURNS text[]
 LANGUAGE plpgsql
 SET jit = off
 SET enable_seqscan = off
@@ -65,7 +67,8 @@ BEGIN
              json_agg(c.id::text ORDER BY c.ordinality),
              count(*)
       INTO job_rows, job_ids, claimed
-      FROM :"schema".claim(w.queues, least(w.lim, 256), least(w.lease_ms, 2000), w.worker_id, p_at, true, w.names)
+      FROM :"schema".claim(w.queues, least(w.lim, 256), least(w.lease_ms, 2000), w.worker_id, p_at, p_token_base,
+                            true, w.names)
            WITH ORDINALITY AS c;
       -- Claimed nothing (earlier waiters took it all, or none is of its names): it keeps waiting.
       IF claimed > 0 THEN

@@ -1,9 +1,10 @@
 -- enqueue_batch: inserts a batch in one statement, in input order; a job whose unique key is taken
 -- (also by an earlier job of the same batch) is not inserted and the holder's id is returned
--- instead. With p_deliver, the ready jobs of the batch are first offered to waiting workers
--- (deliver()), and only the queues that still have ready jobs are woken. Only the store's own
--- enqueue passes true: not a transactional enqueue, nor the SQL enqueue(), whose caller's
--- transaction may stay open long past the instant the leases would start from. The deliveries are
+-- instead. With p_delivery_token_base, the ready jobs of the batch are first offered to waiting
+-- workers (deliver(), which leases them with that base's tokens), and only the queues that still
+-- have ready jobs are woken. Only the store's own enqueue passes one: not a transactional enqueue,
+-- nor the SQL enqueue(), whose caller's transaction may stay open long past the instant the leases
+-- would start from. The deliveries are
 -- notified before the wake-up, so a store that is sent both (its waiter handed jobs, and the queue
 -- still ready) hears of the delivery first. Without any waiter this costs one probe of the (small)
 -- waiters table.
@@ -34,7 +35,8 @@
 -- this item is inserted.
 -- Parameters: p_queue[], p_name[], p_payload[] (JSON text), p_priority[], p_run_at[] (ms or NULL),
 --             p_delay_ms[] (used when run_at is NULL), p_max_attempts[], p_timeout_ms[],
---             p_unique_key[], p_now (ms, or NULL for the server's clock), p_deliver.
+--             p_unique_key[], p_now (ms, or NULL for the server's clock), p_delivery_token_base
+--             (the lease tokens' random base for deliveries; NULL: no delivery).
 -- Returns: one row per input job, in input order: id (for a job whose key was held, the holder's),
 --          created.
 -- Relies on: jobs_unique_key (ON CONFLICT), the jobs id sequence; waiters for delivery.
@@ -42,7 +44,7 @@
 CREATE OR REPLACE FUNCTION :"schema".enqueue_batch(
   p_queue text[], p_name text[], p_payload text[], p_priority integer[], p_run_at bigint[],
   p_delay_ms bigint[], p_max_attempts integer[], p_timeout_ms integer[], p_unique_key text[], p_now bigint,
-  p_deliver boolean
+  p_delivery_token_base text
 ) RETURNS TABLE (id bigint, created boolean)
 LANGUAGE plpgsql
 SET jit = off
@@ -141,9 +143,9 @@ BEGIN
       ids[pos] := holder_id;
     END LOOP;
   END IF;
-  IF p_deliver AND ready_queues IS NOT NULL
+  IF p_delivery_token_base IS NOT NULL AND ready_queues IS NOT NULL
      AND EXISTS (SELECT 1 FROM :"schema".waiters AS w WHERE w.queues && ready_queues) THEN
-    ready_queues := :"schema".deliver(ready_queues, ready_count, at);
+    ready_queues := :"schema".deliver(ready_queues, ready_count, at, p_delivery_token_base);
   END IF;
   PERFORM :"schema".wake(ready_queues, due_queues, due_at);
   IF created_flags IS NULL THEN

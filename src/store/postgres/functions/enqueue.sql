@@ -47,7 +47,7 @@ BEGIN
   FROM :"schema".enqueue_batch(
     ARRAY[queue], ARRAY[name], ARRAY[payload::text], ARRAY[priority],
     ARRAY[floor(extract(epoch FROM run_at) * 1000)::bigint], ARRAY[0::bigint], ARRAY[max_attempts],
-    ARRAY[timeout_ms], ARRAY[unique_key], NULL, false
+    ARRAY[timeout_ms], ARRAY[unique_key], NULL, NULL
   ) AS e;
   RETURN job_id;
 END

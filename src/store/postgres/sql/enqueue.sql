@@ -2,9 +2,10 @@
 -- commit of the Client costs one round trip and one commit however many jobs it carries.
 -- Params: $1 queue[], $2 name[], $3 payload[] (JSON text), $4 priority[], $5 run_at[] (ms or NULL),
 --         $6 delay_ms[] (used when run_at is NULL), $7 max_attempts[], $8 timeout_ms[], $9 unique_key[],
---         $10 now (ms, or NULL for the server's clock), $11 deliver (hand ready jobs to waiting workers:
---         the store's own enqueue only, never inside a caller's transaction)
+--         $10 now (ms, or NULL for the server's clock), $11 the lease tokens' random base to hand
+--         ready jobs to waiting workers with (NULL: no delivery; the store's own enqueue only,
+--         never inside a caller's transaction)
 -- Returns: id (text; for a job whose unique key was held, the holder's), created; input order.
 SELECT e.id::text AS id, e.created
 FROM :"schema".enqueue_batch($1::text[], $2::text[], $3::text[], $4::integer[], $5::bigint[], $6::bigint[],
-                             $7::integer[], $8::integer[], $9::text[], $10::bigint, $11::boolean) AS e
+                             $7::integer[], $8::integer[], $9::text[], $10::bigint, $11::text) AS e

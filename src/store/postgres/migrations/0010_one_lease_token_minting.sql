@@ -1,0 +1,17 @@
+-- No table changes: the functions changed (../functions/), and a change to a function ships with
+-- a migration of its own (../functions/README.md), so that an older Ferry refuses this schema
+-- instead of putting its functions back.
+--
+-- - claim, settle_and_claim, deliver and enqueue_batch take the lease tokens' random base from the
+--   store (store/kernel/lease-tokens.ts, as SQLite and Redis do), and each job's token is that
+--   base and its id; they no longer draw tokens with gen_random_uuid(). enqueue_batch's p_deliver
+--   is that base now (NULL: no delivery).
+-- - take_delivered is renew with p_delivered: one function, whose take still commits without
+--   waiting for the WAL flush.
+-- Processes of an older Ferry still running when this is applied call claim and take_delivered
+-- with arguments these no longer take, and fail those calls until they are replaced by this
+-- version (their leases run out and go back in line, as for a worker that stopped).
+--
+-- migrate() drops a function whose file is gone when the schema's `functions` table records it;
+-- a schema that the releases before functions/ migrated has take_delivered without that record.
+DROP FUNCTION IF EXISTS :"schema".take_delivered(bigint[], text[], bigint, bigint);
