@@ -50,8 +50,10 @@ import {
 } from '../params.js'
 import { WakeHub } from '../wake-hub.js'
 import { assertOpen } from '../kernel/assert-open.js'
+import { cancelledError } from '../kernel/cancel.js'
 import { wrapDriverError } from '../kernel/driver-errors.js'
 import { jobIdCheck } from '../kernel/job-ids.js'
+import { preparedOrClosed, usedThenClosed } from '../kernel/lifecycle.js'
 import { toClaimedJob } from '../kernel/jobs.js'
 import { newLeaseTokenBase } from '../kernel/lease-tokens.js'
 import { purgeInChunks } from '../kernel/purge.js'
@@ -178,15 +180,10 @@ export class SqliteStore implements Store {
   private closed = false
 
   static async open(options: SqliteStoreOptions): Promise<SqliteStore> {
-    const store = new SqliteStore(options)
-    try {
+    return preparedOrClosed(new SqliteStore(options), async (store) => {
       if (options.migrate ?? true) await store.migrate()
       else store.assertSchemaCurrent()
-    } catch (error) {
-      await store.close()
-      throw error
-    }
-    return store
+    })
   }
 
   /**
@@ -194,12 +191,7 @@ export class SqliteStore implements Store {
    * what `ferry migrate` runs, so that it can say what it applied (open() would have applied it).
    */
   static async applyMigrations(options: SqliteStoreOptions): Promise<MigrateResult> {
-    const store = new SqliteStore(options)
-    try {
-      return await store.migrate()
-    } finally {
-      await store.close()
-    }
+    return usedThenClosed(new SqliteStore(options), (store) => store.migrate())
   }
 
   private constructor(options: SqliteStoreOptions) {
@@ -646,8 +638,7 @@ export class SqliteStore implements Store {
     checkCancelParams(params)
     const { ids, now } = params
     const at = now ?? Date.now()
-    const error: JobError = { kind: 'cancelled', message: 'cancelled by an operator' }
-    const lastError = JSON.stringify(error)
+    const lastError = JSON.stringify(cancelledError())
     const cancel = this.statement('cancel')
     return this.write(() => {
       let count = 0
