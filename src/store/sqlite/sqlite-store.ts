@@ -506,7 +506,7 @@ export class SqliteStore implements Store {
     const candidates = leases ?? this.read(() => this.expiredLeases(now ?? Date.now(), limit))
     if (clampLeases) {
       result.clamped = this.write(
-        (lockedAt) => this.statement('clamp-leases').run({ now: now ?? lockedAt }).changes,
+        (lockedAt) => this.statement('recover-expired-clamp-leases').run({ now: now ?? lockedAt }).changes,
       )
     }
     if (candidates.length === 0) return result
@@ -543,7 +543,7 @@ export class SqliteStore implements Store {
     return this.read(() => ({
       now: at,
       leases: this.expiredLeases(at, limit),
-      nextExpiresAt: this.statement('find-next-lease-expiry').pluck().get({ now: at }) as number | null,
+      nextExpiresAt: this.statement('find-expired-leases-next-expiry').pluck().get({ now: at }) as number | null,
     }))
   }
 
@@ -568,7 +568,7 @@ export class SqliteStore implements Store {
     this.assertOpen('listJobs')
     const checked = checkListJobsParams(params, isJobId)
     if (checked.ids !== undefined) {
-      const getJob = this.statement('get-job')
+      const getJob = this.statement('list-jobs-by-id')
       const rows = this.read(() => checked.ids.map((id) => getJob.get({ id }) as JobRow | undefined))
       return { jobs: rows.flatMap((row) => (row === undefined ? [] : [toJob(row)])), nextCursor: null }
     }
@@ -668,11 +668,11 @@ export class SqliteStore implements Store {
     checkControlParams(params)
     const { requestStop = false, now } = params
     if (requestStop) {
-      this.write(() => this.statement('request-stop').run({ now: now ?? Date.now() }))
+      this.write(() => this.statement('control-request-stop').run({ now: now ?? Date.now() }))
       this.hub.broadcast('notified')
       this.fileWatch.ring()
     }
-    const at = this.read(() => this.statement('stop-requested-at').pluck().get() as number | undefined)
+    const at = this.read(() => this.statement('control').pluck().get() as number | undefined)
     return { stopRequestedAt: at ?? null }
   }
 
