@@ -331,7 +331,7 @@ export class SqliteStore implements Store {
     this.assertOpen('listJobs')
     const checked = checkListJobsParams(params, isJobId)
     if (checked.ids !== undefined) {
-      const getJob = this.connection.statement('list-jobs-by-id')
+      const getJob = this.connection.statement('list-jobs-ids')
       const rows = this.connection.read(() =>
         checked.ids.map((id) => getJob.get({ id }) as JobRow | undefined),
       )
