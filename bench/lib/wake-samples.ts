@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Client } from '../../src/client/client.js'
 import type { ChildWorker } from './child-worker.js'
-import { getJob } from '../../tests/helpers/store-calls.js'
+import { getJob } from '../../tests/support/store-calls.js'
 
 /** Samples before the counted ones: the first enqueue and claim prepare their statements. */
 const WARMUP_SAMPLES = 2

@@ -8,8 +8,8 @@ import { describe, test } from 'node:test'
 
 import { createClient, ValidationError, type EnqueueOptions } from '../../src/index.js'
 import { runFerry } from '../cli/cli-harness.js'
-import { allJobs } from '../helpers/store-harness.js'
-import { freshStore, STORES, urlOf } from '../helpers/stores.js'
+import { allJobs } from '../support/store-harness.js'
+import { freshStore, STORES, urlOf } from '../support/stores.js'
 
 const ONE_MIB = 1024 * 1024
 

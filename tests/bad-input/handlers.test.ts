@@ -16,12 +16,12 @@ import { fileURLToPath } from 'node:url'
 
 import { createClient, type Job, type JobError, type Store } from '../../src/index.js'
 import { createExecutor, type ExecutionStrategy } from '../../src/worker/executors/create-executor.js'
-import { allJobs } from '../helpers/store-harness.js'
-import { createWorker, readPid, stopWorker, waitFor, withTimeout } from '../helpers/worker-helpers.js'
-import { freshStore, STORES, urlOf, type StoreUnderTest } from '../helpers/stores.js'
-import { getJob } from '../helpers/store-calls.js'
+import { allJobs } from '../support/store-harness.js'
+import { createWorker, readPid, stopWorker, waitFor, withTimeout } from '../support/worker-helpers.js'
+import { freshStore, STORES, urlOf, type StoreUnderTest } from '../support/stores.js'
+import { getJob } from '../support/store-calls.js'
 
-const BAD_HANDLERS = fileURLToPath(new URL('./bad-handlers.mjs', import.meta.url))
+const BAD_HANDLERS = fileURLToPath(new URL('../support/handlers/bad-input.mjs', import.meta.url))
 const FERRY_MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))
 const TIMEOUT_MS = 500
 /** Out-of-memory attempts first fill the heap (128 MB in these tests). */

@@ -7,7 +7,7 @@ import { test } from 'node:test'
 
 import { createClient, type Store } from '../../src/index.js'
 import { finishJob, runFerry, tempDatabase } from './cli-harness.js'
-import { getJob } from '../helpers/store-calls.js'
+import { getJob } from '../support/store-calls.js'
 
 const DAY_MS = 86_400_000
 

@@ -12,8 +12,8 @@ import type { JobError, Store } from '../../src/index.js'
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const MAIN = join(ROOT, 'src', 'cli', 'main.ts')
 
-export { allJobs } from '../helpers/store-harness.js'
-export { tempDatabase, type TempDatabase } from '../helpers/sqlite-harness.js'
+export { allJobs } from '../support/store-harness.js'
+export { tempDatabase, type TempDatabase } from '../support/sqlite-harness.js'
 
 /**
  * Starts `ferry --store <url> ...args` with pipes for every stream (so nothing is a TTY), and no

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 
 import { allJobs, spawnFerry, tempDatabase } from './cli-harness.js'
-import { getJob } from '../helpers/store-calls.js'
+import { getJob } from '../support/store-calls.js'
 
 const LINE_COUNT = 20_000
 const ROUNDS = 3

@@ -8,7 +8,7 @@ import { test } from 'node:test'
 
 import { createClient } from '../../src/index.js'
 import { allJobs, runFerry, spawnFerry, tempDatabase } from './cli-harness.js'
-import { getJob } from '../helpers/store-calls.js'
+import { getJob } from '../support/store-calls.js'
 
 test('enqueues one job from its arguments and prints its id', async (t) => {
   const db = tempDatabase(t)

@@ -7,7 +7,7 @@ import { test } from 'node:test'
 
 import { createClient, type Job, type Store } from '../../src/index.js'
 import { finishJob, HANDLER_ERROR, runFerry, tempDatabase } from './cli-harness.js'
-import { getJob } from '../helpers/store-calls.js'
+import { getJob } from '../support/store-calls.js'
 
 interface Seeded {
   completed: string

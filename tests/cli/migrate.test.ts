@@ -11,15 +11,15 @@ import { MigrationRequiredError, migrateStore, openStore } from '../../src/index
 import { migrations as postgresMigrations } from '../../src/store/postgres/generated/assets.js'
 import { KEY_LAYOUTS } from '../../src/store/redis/redis-store.js'
 import { migrations as sqliteMigrations } from '../../src/store/sqlite/generated/assets.js'
-import { postgresUnreachableReason, tempSchema } from '../helpers/postgres-harness.js'
+import { postgresUnreachableReason, tempSchema } from '../support/postgres-harness.js'
 import {
   dropNamespace,
   redisUnreachableReason,
   TEST_REDIS_URL,
   uniqueNamespace,
-} from '../helpers/redis-harness.js'
-import { skipUnlessAvailable } from '../helpers/services.js'
-import { defer } from '../helpers/worker-helpers.js'
+} from '../support/redis-harness.js'
+import { skipUnlessAvailable } from '../support/services.js'
+import { defer } from '../support/worker-helpers.js'
 import { runFerry, tempDatabase } from './cli-harness.js'
 
 /** What `ferry migrate` prints for a store that had no schema, then for one that is current. */

@@ -9,12 +9,12 @@ import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
 
-import { POSTGRES_URL } from '../helpers/postgres-harness.js'
-import { ownServerOptions, startOwnRedisServer, uniqueNamespace } from '../helpers/redis-harness.js'
-import { defer } from '../helpers/worker-helpers.js'
+import { POSTGRES_URL } from '../support/postgres-harness.js'
+import { ownServerOptions, startOwnRedisServer, uniqueNamespace } from '../support/redis-harness.js'
+import { defer } from '../support/worker-helpers.js'
 import { ROOT, runFerry, tempDatabase } from './cli-harness.js'
 
-const HANDLERS = join(ROOT, 'tests', 'fixtures', 'handlers', 'plain.mjs')
+const HANDLERS = join(ROOT, 'tests', 'support', 'handlers', 'plain.mjs')
 
 test('stats, jobs, retry, cancel, purge and stop-workers refuse a SQLite path that does not exist, creating nothing', async (t) => {
   const db = tempDatabase(t)

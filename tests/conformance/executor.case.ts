@@ -4,7 +4,7 @@
  * strategy's test file calls runExecutorConformance; a strategy that cannot pass a case lists it
  * in `skip` with a reason, and the case shows up as skipped.
  *
- * One fixture module per misbehaviour (tests/fixtures/executor-handlers/), each of which also
+ * One fixture module per misbehaviour (tests/support/handlers/), each of which also
  * exports the well-behaved `ok` handler: every test ends by running an `ok` job on the same
  * executor, so "the executor survives" is checked after every misbehaviour. Attempts are built by
  * hand (a ClaimedJob-shaped object and an AttemptAbort); aborting one is what the worker does on a
@@ -22,8 +22,8 @@ import { fileURLToPath } from 'node:url'
 import type { ClaimedJob, JobError } from '../../src/core/job.js'
 import type { PoolExecutorOptions } from '../../src/worker/executors/pool/pool-options.js'
 import { AttemptAbort, type ExecutionOutcome, type Executor } from '../../src/worker/executors/executor.js'
-import { isRunning } from '../helpers/process-tree.js'
-import { defer, isAlive, readPid, REPO_ROOT, waitFor, withTimeout } from '../helpers/worker-helpers.js'
+import { isRunning } from '../support/process-tree.js'
+import { defer, isAlive, readPid, REPO_ROOT, waitFor, withTimeout } from '../support/worker-helpers.js'
 
 export interface SkipEntry {
   /** Test names, exactly as the suite spells them. */
@@ -45,9 +45,9 @@ export interface ExecutorConformanceOptions {
   testFile?: string
 }
 
-/** An absolute path in tests/fixtures/executor-handlers. */
+/** An absolute path in tests/support/handlers. */
 export function executorFixture(file: string): string {
-  return join(REPO_ROOT, 'tests', 'fixtures', 'executor-handlers', file)
+  return join(REPO_ROOT, 'tests', 'support', 'handlers', file)
 }
 
 /** How long one attempt may take before the test fails instead of hanging. */
@@ -192,16 +192,18 @@ export function runExecutorConformance({
       )
 
       test('fails a job whose async handler rejects, like one that throws', 'scripted.ts', async (x) => {
-        const error = failed(await run(x, claimedJob('script', { sleepMs: 1, throw: 'rejected later' })))
+        const error = failed(
+          await run(x, claimedJob('script', { steps: [{ sleepMs: 1, throw: 'rejected later' }] })),
+        )
         assert.equal(error.kind, 'error')
         assert.equal(error.message, 'rejected later')
-        const value = failed(await run(x, claimedJob('script', { throwValue: { code: 7 } })))
+        const value = failed(await run(x, claimedJob('script', { steps: [{ throwValue: { code: 7 } }] })))
         assert.equal(value.kind, 'non_error')
         assert.match(value.message, /"code":7/)
       })
 
       test('reports snoozed with the delay when the handler calls snooze', 'scripted.ts', async (x) => {
-        assert.deepEqual(await run(x, claimedJob('script', { snoozeMs: 1500 })), {
+        assert.deepEqual(await run(x, claimedJob('script', { steps: [{ snoozeMs: 1500 }] })), {
           kind: 'snoozed',
           delayMs: 1500,
         })
@@ -212,7 +214,10 @@ export function runExecutorConformance({
         'reports permanent with the reason when the handler calls permanentFailure',
         'scripted.ts',
         async (x) => {
-          const outcome = await run(x, claimedJob('script', { permanent: 'the account is gone' }))
+          const outcome = await run(
+            x,
+            claimedJob('script', { steps: [{ permanent: 'the account is gone' }] }),
+          )
           assert.equal(outcome.kind, 'permanent', describeOutcome(outcome))
           assert.equal(outcome.error.kind, 'permanent')
           assert.equal(outcome.error.message, 'the account is gone')
@@ -225,8 +230,8 @@ export function runExecutorConformance({
         'scripted.ts',
         async (x) => {
           const result = { nested: { list: [1, 'two', null, true], empty: {} }, text: 'ünïcødé ✓' }
-          assert.deepEqual(completed(await run(x, claimedJob('script', { result }))), result)
-          assert.deepEqual(await run(x, claimedJob('script', { result: null })), {
+          assert.deepEqual(completed(await run(x, claimedJob('script', { steps: [{ result }] }))), result)
+          assert.deepEqual(await run(x, claimedJob('script', { steps: [{ result: null }] })), {
             kind: 'completed',
             result: null,
           })
@@ -243,8 +248,8 @@ export function runExecutorConformance({
       test('runs several attempts at once and gives each its own outcome', 'scripted.ts', async (x) => {
         const jobs = Array.from({ length: 8 }, (_, i) =>
           i % 2 === 0
-            ? claimedJob('script', { sleepMs: 20 * (8 - i), result: { i } })
-            : claimedJob('script', { sleepMs: 20 * (8 - i), throw: `failure ${i}` }),
+            ? claimedJob('script', { steps: [{ sleepMs: 20 * (8 - i), result: { i } }] })
+            : claimedJob('script', { steps: [{ sleepMs: 20 * (8 - i), throw: `failure ${i}` }] }),
         )
         const outcomes = await Promise.all(jobs.map((job) => run(x, job)))
         for (const [i, outcome] of outcomes.entries()) {
@@ -267,7 +272,7 @@ export function runExecutorConformance({
         'scripted.ts',
         async (x) => {
           const abort = new AttemptAbort()
-          const outcome = run(x, claimedJob('script', { sleepMs: 60_000 }), abort)
+          const outcome = run(x, claimedJob('script', { steps: [{ sleepMs: 60_000 }] }), abort)
           setTimeout(() => abort.abort(new Error('timed out after 200 ms')), ABORT_AFTER_MS)
           assertAborted(await outcome)
           await assertStillWorks(x)

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 
 import { ValidationError } from '../../src/core/errors.js'
-import type { CreateHarness, StoreHarness } from '../helpers/store-harness.js'
+import type { CreateHarness, StoreHarness } from '../support/store-harness.js'
 import { adminCases } from './store/admin.js'
 import { claimCases } from './store/claim.js'
 import { enqueueCases } from './store/enqueue.js'

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 
 import { createClient, type JobSpec } from '../../src/index.js'
-import type { ScriptPayload } from '../fixtures/handlers/scripted.js'
-import { freshStore, STORES, urlOf } from '../helpers/stores.js'
+import type { ScriptPayload } from '../support/handlers/scripted.js'
+import { freshStore, STORES, urlOf } from '../support/stores.js'
 import {
   allJobs,
   createWorker,
@@ -17,7 +17,7 @@ import {
   stopWorker,
   waitFor,
   waitForEvent,
-} from '../helpers/worker-helpers.js'
+} from '../support/worker-helpers.js'
 
 for (const store of STORES) {
   describe(`a SIGKILLed worker on ${store.name}`, { skip: store.skip }, () => {

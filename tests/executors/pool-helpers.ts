@@ -2,8 +2,8 @@ import { PassThrough } from 'node:stream'
 import { AttemptAbort, type ExecutionOutcome, type Executor } from '../../src/worker/executors/executor.js'
 import { claimedJob } from '../conformance/executor.case.js'
 
-export const POOL_HANDLERS = new URL('./pool-handlers.ts', import.meta.url)
-export const BROKEN_HANDLERS = new URL('./pool-broken-handlers.ts', import.meta.url)
+export const POOL_HANDLERS = new URL('../support/handlers/pool.ts', import.meta.url)
+export const BROKEN_HANDLERS = new URL('../support/handlers/pool-broken.ts', import.meta.url)
 
 /** Runs one job to its outcome; `abortAfterMs` aborts it like the worker's timeout would. */
 export async function runJob(

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { createClient } from '../../src/index.js'
 import { createExecutor } from '../../src/worker/executors/create-executor.js'
-import { getJob, startWorker, tempStore, waitForEvent } from '../helpers/worker-helpers.js'
+import { getJob, startWorker, tempStore, waitForEvent } from '../support/worker-helpers.js'
 import { capture, POOL_HANDLERS } from './pool-helpers.js'
 
 test('a worker records a timed-out job whose process had to be killed as a timeout with the kill detail', async (t) => {

@@ -20,8 +20,8 @@ import {
   stopWorker,
   tempStore,
   waitForEvent,
-} from '../helpers/worker-helpers.js'
-import { killRecordedAfter, waitForPids, waitUntilGone } from '../helpers/process-tree.js'
+} from '../support/worker-helpers.js'
+import { killRecordedAfter, waitForPids, waitUntilGone } from '../support/process-tree.js'
 
 const HANDLERS = fixtureHandlers('process-tree.mjs')
 /** A child start under tsx takes a second or more on a loaded machine: generous, never reached otherwise. */

@@ -11,7 +11,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 import { RedisStore } from '../../src/redis.js'
-import { newJob, within } from '../helpers/store-harness.js'
+import { newJob, within } from '../support/store-harness.js'
 import {
   freshStore,
   openTestStore,
@@ -19,10 +19,10 @@ import {
   redisUnreachableReason,
   startOwnRedisServer,
   TEST_REDIS_URL,
-} from '../helpers/redis-harness.js'
-import { whenAvailable } from '../helpers/services.js'
-import { defer } from '../helpers/worker-helpers.js'
-import { getJob } from '../helpers/store-calls.js'
+} from '../support/redis-harness.js'
+import { whenAvailable } from '../support/services.js'
+import { defer } from '../support/worker-helpers.js'
+import { getJob } from '../support/store-calls.js'
 
 const CLAIM = { limit: 10, leaseMs: 60_000, workerId: 'w' }
 

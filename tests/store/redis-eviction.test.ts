@@ -21,11 +21,11 @@ import {
   redisUnreachableReason,
   startOwnRedisServer,
   TEST_REDIS_URL,
-} from '../helpers/redis-harness.js'
-import { whenAvailable } from '../helpers/services.js'
-import { allJobs, newJob } from '../helpers/store-harness.js'
-import { defer } from '../helpers/worker-helpers.js'
-import { getJob } from '../helpers/store-calls.js'
+} from '../support/redis-harness.js'
+import { whenAvailable } from '../support/services.js'
+import { allJobs, newJob } from '../support/store-harness.js'
+import { defer } from '../support/worker-helpers.js'
+import { getJob } from '../support/store-calls.js'
 
 const LEASE = { leaseMs: 30_000, workerId: 'w' }
 

@@ -11,10 +11,10 @@ import { join } from 'node:path'
 import { describe, it } from 'node:test'
 
 import { createClient } from '../../src/client/client.js'
-import { allJobs } from '../helpers/store-harness.js'
-import { freshStore, redisUnreachableReason, TEST_REDIS_URL } from '../helpers/redis-harness.js'
-import { whenAvailable } from '../helpers/services.js'
-import { defer, REPO_ROOT, waitFor } from '../helpers/worker-helpers.js'
+import { allJobs } from '../support/store-harness.js'
+import { freshStore, redisUnreachableReason, TEST_REDIS_URL } from '../support/redis-harness.js'
+import { whenAvailable } from '../support/services.js'
+import { defer, REPO_ROOT, waitFor } from '../support/worker-helpers.js'
 
 const WORKERS = 3
 const JOBS = 2000

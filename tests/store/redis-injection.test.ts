@@ -9,10 +9,10 @@ import { Redis } from 'ioredis'
 
 import { FerryError, ValidationError } from '../../src/core/errors.js'
 import type { NewJob } from '../../src/core/job.js'
-import { newJob } from '../helpers/store-harness.js'
-import { freshStore, redisUnreachableReason, TEST_REDIS_URL } from '../helpers/redis-harness.js'
-import { whenAvailable } from '../helpers/services.js'
-import { getJob, waitReason } from '../helpers/store-calls.js'
+import { newJob } from '../support/store-harness.js'
+import { freshStore, redisUnreachableReason, TEST_REDIS_URL } from '../support/redis-harness.js'
+import { whenAvailable } from '../support/services.js'
+import { getJob, waitReason } from '../support/store-calls.js'
 
 const LEASE = { leaseMs: 60_000, workerId: 'w' }
 

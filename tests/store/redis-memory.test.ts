@@ -10,9 +10,9 @@ import { Redis } from 'ioredis'
 
 import { createClient } from '../../src/client/client.js'
 import { measureRedisMemory } from '../../bench/lib/redis-memory.js'
-import { freshStore, redisUnreachableReason, TEST_REDIS_URL } from '../helpers/redis-harness.js'
-import { whenAvailable } from '../helpers/services.js'
-import { defer } from '../helpers/worker-helpers.js'
+import { freshStore, redisUnreachableReason, TEST_REDIS_URL } from '../support/redis-harness.js'
+import { whenAvailable } from '../support/services.js'
+import { defer } from '../support/worker-helpers.js'
 
 const JOBS = 2000
 const PAYLOAD = { text: 'x'.repeat(509) } // 520 bytes of JSON

@@ -19,11 +19,11 @@ import {
   startOwnRedisServer,
   TEST_REDIS_URL,
   uniqueNamespace,
-} from '../helpers/redis-harness.js'
-import { whenAvailable } from '../helpers/services.js'
-import { within } from '../helpers/store-harness.js'
-import { defer, sleep, startWorker, waitForEvent } from '../helpers/worker-helpers.js'
-import { getJob, waitReason } from '../helpers/store-calls.js'
+} from '../support/redis-harness.js'
+import { whenAvailable } from '../support/services.js'
+import { within } from '../support/store-harness.js'
+import { defer, sleep, startWorker, waitForEvent } from '../support/worker-helpers.js'
+import { getJob, waitReason } from '../support/store-calls.js'
 
 const JOB = 'reconnect.job'
 

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 
 import { createClient } from '../../src/index.js'
-import { createWorker, fixtureHandlers, getJob, tempStore, waitForEvent } from '../helpers/worker-helpers.js'
+import { createWorker, fixtureHandlers, getJob, tempStore, waitForEvent } from '../support/worker-helpers.js'
 
 for (const strategy of ['inline', 'threads', 'processes', 'fork'] as const) {
   test(`${strategy}: a result nested 5,000 deep ends its job dead saying it is nested too deep, and the next job runs`, async (t) => {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 
 import { createClient, type Store } from '../../src/index.js'
-import { createWorker, sleep, tempStore, waitForEvent } from '../helpers/worker-helpers.js'
+import { createWorker, sleep, tempStore, waitForEvent } from '../support/worker-helpers.js'
 
 /** The store, with every method call counted by name. */
 function counting(store: Store): { store: Store; calls: Map<string, number> } {

@@ -22,8 +22,8 @@ import {
   withTimeout,
   WORKER_STARTED,
   type Exit,
-} from '../helpers/worker-helpers.js'
-import { isRunning, killRecordedAfter, waitForPids, waitUntilGone } from '../helpers/process-tree.js'
+} from '../support/worker-helpers.js'
+import { isRunning, killRecordedAfter, waitForPids, waitUntilGone } from '../support/process-tree.js'
 
 const HANDLERS = fixtureHandlers('process-tree.mjs')
 const FERRY_MAIN = join(REPO_ROOT, 'src', 'cli', 'main.ts')

@@ -15,7 +15,7 @@ import {
   tempStore,
   waitForEvent,
   stopWorker,
-} from '../helpers/worker-helpers.js'
+} from '../support/worker-helpers.js'
 
 const FAR_FUTURE = () => Date.now() + 24 * 3600 * 1000
 

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 
 import { createClient } from '../../src/index.js'
-import { STORES, freshStore } from '../helpers/stores.js'
+import { STORES, freshStore } from '../support/stores.js'
 import {
   deferred,
   getJob,
@@ -17,7 +17,7 @@ import {
   stopWorker,
   waitForEvent,
   withTimeout,
-} from '../helpers/worker-helpers.js'
+} from '../support/worker-helpers.js'
 
 const OLD_HANDLERS = { 'send-email': async () => 'sent' }
 const NEW_HANDLERS = { ...OLD_HANDLERS, 'send-sms': async () => 'texted' }

@@ -14,8 +14,8 @@ import {
   type PoolExecutorOptions,
   type WorkerOptions,
 } from '../../src/index.js'
-import { unknownOption } from '../helpers/unknown-option.js'
-import { createWorker, fixtureHandlers, getJob, tempStore } from '../helpers/worker-helpers.js'
+import { unknownOption } from '../support/unknown-option.js'
+import { createWorker, fixtureHandlers, getJob, tempStore } from '../support/worker-helpers.js'
 
 const SCRIPTED = fixtureHandlers('scripted.ts')
 

@@ -16,7 +16,7 @@ import {
   waitForEvent,
   withTimeout,
   stopWorker,
-} from '../helpers/worker-helpers.js'
+} from '../support/worker-helpers.js'
 
 const QUEUES = ['urgent', 'normal', 'later']
 

@@ -1,7 +1,7 @@
 /**
  * What a worker does with each way an attempt can end, checked in the store it settles to (a real
  * SQLite file): retries at the backoff time, dead jobs, snoozes, timeouts, unknown names, results.
- * Handlers come from tests/fixtures/handlers/scripted.ts (loaded by path, as `ferry work` does)
+ * Handlers come from tests/support/handlers/scripted.ts (loaded by path, as `ferry work` does)
  * or, where the test must see inside the handler, are written inline.
  */
 import assert from 'node:assert/strict'
@@ -18,7 +18,7 @@ import {
   type JobHandlers,
 } from '../../src/index.js'
 import type { SqliteStore } from '../../src/sqlite.js'
-import type { ScriptPayload } from '../fixtures/handlers/scripted.js'
+import type { ScriptPayload } from '../support/handlers/scripted.js'
 import {
   createWorker,
   fixtureHandlers,
@@ -26,7 +26,7 @@ import {
   tempStore,
   waitForEvent,
   type StartedWorker,
-} from '../helpers/worker-helpers.js'
+} from '../support/worker-helpers.js'
 
 const SCRIPTED = fixtureHandlers('scripted.ts')
 const BACKOFF = { baseMs: 20, maxMs: 50 }

@@ -16,7 +16,7 @@ import {
   tempStore,
   waitFor,
   waitForEvent,
-} from '../helpers/worker-helpers.js'
+} from '../support/worker-helpers.js'
 
 test('a worker holds up to `prefetch` jobs ahead and runs at most `concurrency` at once', async (t) => {
   const { store } = await tempStore(t)

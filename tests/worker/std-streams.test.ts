@@ -17,7 +17,7 @@ import {
   spawnFerry,
   tempStore,
   WORKER_STARTED,
-} from '../helpers/worker-helpers.js'
+} from '../support/worker-helpers.js'
 
 const HANDLERS = fixtureHandlers('std-streams.mjs')
 

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 
 import { createClient, type JobContext } from '../../src/index.js'
-import type { ScriptPayload } from '../fixtures/handlers/scripted.js'
+import type { ScriptPayload } from '../support/handlers/scripted.js'
 import {
   allJobs,
   createWorker,
@@ -23,7 +23,7 @@ import {
   waitForEvent,
   WORKER_STARTED,
   stopWorker,
-} from '../helpers/worker-helpers.js'
+} from '../support/worker-helpers.js'
 
 const SCRIPTED = fixtureHandlers('scripted.ts')
 

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
 
 import { createClient, StoreUnavailableError } from '../../src/index.js'
-import { createWorker, defer, deferred, getJob, tempStore, waitForEvent } from '../helpers/worker-helpers.js'
+import { createWorker, defer, deferred, getJob, tempStore, waitForEvent } from '../support/worker-helpers.js'
 
 /** A connection holding the write lock until `release()` (or the end of the test). */
 function holdWriteLock(t: TestContext, path: string): { release: () => void } {

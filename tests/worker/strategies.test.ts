@@ -1,7 +1,7 @@
 /**
  * The execution strategies end to end: a Worker built with `strategy` (so it makes its own pool of
  * `concurrency` children) on a real SQLite file, running the misbehaving fixture handlers of
- * tests/fixtures/executor-handlers. What each strategy does with one attempt is the conformance
+ * tests/support/handlers. What each strategy does with one attempt is the conformance
  * suite's business (tests/conformance/executor.case.ts); here the worker must live on and store
  * each job's real cause.
  */
@@ -23,7 +23,7 @@ import {
   tempStore,
   waitFor,
   withTimeout,
-} from '../helpers/worker-helpers.js'
+} from '../support/worker-helpers.js'
 
 type Strategy = 'inline' | 'threads' | 'processes' | 'fork'
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 
 import { createClient, type JobSpec } from '../../src/index.js'
-import type { ScriptPayload } from '../fixtures/handlers/scripted.js'
+import type { ScriptPayload } from '../support/handlers/scripted.js'
 import {
   allJobs,
   createWorker,
@@ -21,7 +21,7 @@ import {
   WORKER_STARTED,
   type Exit,
   stopWorker,
-} from '../helpers/worker-helpers.js'
+} from '../support/worker-helpers.js'
 
 const SCRIPTED = fixtureHandlers('scripted.ts')
 

@@ -7,8 +7,8 @@ import { describe } from 'node:test'
 
 import { FerryError, ValidationError } from '../../../src/core/errors.js'
 import type { JobId } from '../../../src/core/job.js'
-import { sortIds, within } from '../../helpers/store-harness.js'
-import { getJob, waitReason } from '../../helpers/store-calls.js'
+import { sortIds, within } from '../../support/store-harness.js'
+import { getJob, waitReason } from '../../support/store-calls.js'
 import {
   SECOND,
   MINUTE,

@@ -7,8 +7,8 @@ import { describe } from 'node:test'
 
 import { ValidationError } from '../../../src/core/errors.js'
 import type { JobId } from '../../../src/core/job.js'
-import { newJob, sortIds, compareIds } from '../../helpers/store-harness.js'
-import { getJob } from '../../helpers/store-calls.js'
+import { newJob, sortIds, compareIds } from '../../support/store-harness.js'
+import { getJob } from '../../support/store-calls.js'
 import {
   SECOND,
   MINUTE,

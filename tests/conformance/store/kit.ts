@@ -9,8 +9,8 @@ import type { ClaimedJob, Job, JobId, NewJob } from '../../../src/core/job.js'
 import type { Settlement } from '../../../src/core/outcome.js'
 import { emptyStats } from '../../../src/store/kernel/stats.js'
 import type { QueueStats, Store, WaitClaim, WaitParams, WaitResult } from '../../../src/store/store.js'
-import { getJob } from '../../helpers/store-calls.js'
-import { newJob, type CreateHarness, type StoreHarness } from '../../helpers/store-harness.js'
+import { getJob } from '../../support/store-calls.js'
+import { newJob, type CreateHarness, type StoreHarness } from '../../support/store-harness.js'
 
 /** How an area declares its cases; runStoreConformance applies the backend's skip list to each. */
 export interface ConformanceCases {

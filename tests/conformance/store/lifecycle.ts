@@ -6,8 +6,8 @@ import assert from 'node:assert/strict'
 import { describe } from 'node:test'
 
 import { FerryError } from '../../../src/core/errors.js'
-import { newJob, within } from '../../helpers/store-harness.js'
-import { getJob, waitReason } from '../../helpers/store-calls.js'
+import { newJob, within } from '../../support/store-harness.js'
+import { getJob, waitReason } from '../../support/store-calls.js'
 import {
   SECOND,
   HOUR,

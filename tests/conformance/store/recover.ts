@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict'
 import { describe } from 'node:test'
 
-import { sortIds } from '../../helpers/store-harness.js'
-import { clampLeases } from '../../helpers/store-calls.js'
+import { sortIds } from '../../support/store-harness.js'
+import { clampLeases } from '../../support/store-calls.js'
 import {
   SECOND,
   MINUTE,

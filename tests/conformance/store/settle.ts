@@ -8,7 +8,7 @@ import { describe } from 'node:test'
 import { FerryError } from '../../../src/core/errors.js'
 import type { ClaimedJob, JobError } from '../../../src/core/job.js'
 import type { Settlement } from '../../../src/core/outcome.js'
-import { getJob } from '../../helpers/store-calls.js'
+import { getJob } from '../../support/store-calls.js'
 import {
   SECOND,
   MINUTE,

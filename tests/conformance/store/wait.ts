@@ -7,8 +7,8 @@ import { describe } from 'node:test'
 
 import type { ClaimedJob } from '../../../src/core/job.js'
 import { DELIVERY_LEASE_MS } from '../../../src/store/store.js'
-import { newJob, within } from '../../helpers/store-harness.js'
-import { waitReason } from '../../helpers/store-calls.js'
+import { newJob, within } from '../../support/store-harness.js'
+import { waitReason } from '../../support/store-calls.js'
 import {
   SECOND,
   HOUR,

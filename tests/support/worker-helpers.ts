@@ -20,9 +20,9 @@ import { getJob as findJob } from './store-calls.js'
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const FERRY_MAIN = join(REPO_ROOT, 'src', 'cli', 'main.ts')
 
-/** The absolute path of a handler module in tests/fixtures/handlers. */
+/** The absolute path of a handler module in tests/support/handlers. */
 export function fixtureHandlers(file: string): string {
-  return join(REPO_ROOT, 'tests', 'fixtures', 'handlers', file)
+  return join(REPO_ROOT, 'tests', 'support', 'handlers', file)
 }
 
 // ── cleanup ──────────────────────────────────────────────────────────────────────────────────

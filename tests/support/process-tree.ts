@@ -1,6 +1,6 @@
 /**
  * Helpers for the tests of what the processes and fork strategies leave running: the pids a
- * handler of tests/fixtures/handlers/process-tree.mjs recorded, whether those processes still run,
+ * handler of tests/support/handlers/process-tree.mjs recorded, whether those processes still run,
  * and a safety net that SIGKILLs them after the test, so a failing test leaks nothing.
  */
 import { readFileSync } from 'node:fs'

@@ -3,7 +3,7 @@
  * schema of its own, with a random name, for every harness. A schema is created by the store's own
  * migration and dropped when the harness closes; nothing else on the server is touched.
  *
- * When the server cannot be reached, tests/helpers/services.ts says what happens: skipped with the
+ * When the server cannot be reached, tests/support/services.ts says what happens: skipped with the
  * reason, or a failure under CI.
  */
 import { randomBytes } from 'node:crypto'
@@ -49,7 +49,7 @@ export async function dropSchema(schema: string): Promise<void> {
 
 let reachable: Promise<string | null> | null = null
 
-/** Null when the test server answers, else why not (for tests/helpers/services.ts). */
+/** Null when the test server answers, else why not (for tests/support/services.ts). */
 export function postgresUnreachableReason(): Promise<string | null> {
   reachable ??= adminQuery('SELECT 1').then(
     () => null,
