@@ -13,7 +13,7 @@ import { createClient } from '../src/client/client.js'
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../src/core/job.js'
 import { ValidationError } from '../src/core/errors.js'
 import { STORES, freshStore } from './support/stores.js'
-import { defer } from './support/worker-helpers.js'
+import { defer } from './support/cleanup.js'
 import { getJob } from './support/store-calls.js'
 
 const CONCURRENT = 600

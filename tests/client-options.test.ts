@@ -9,7 +9,7 @@ import type { TransactionOption } from '../src/client/client.js'
 import { createClient, type ClientOptions, type JobSpec } from '../src/index.js'
 import { allJobs } from './support/store-harness.js'
 import { unknownOption } from './support/unknown-option.js'
-import { tempStore } from './support/worker-helpers.js'
+import { tempStore } from './support/sqlite-harness.js'
 
 test('createClient refuses a misspelt option', async (t) => {
   const { store } = await tempStore(t)

@@ -13,7 +13,8 @@ import { fileURLToPath } from 'node:url'
 
 import { createClient, ValidationError } from '../../src/index.js'
 import { allJobs } from '../support/store-harness.js'
-import { createWorker, stopWorker, waitFor } from '../support/worker-helpers.js'
+import { waitFor } from '../support/async.js'
+import { createWorker, stopWorker } from '../support/workers.js'
 import { freshStore, STORES } from '../support/stores.js'
 import { getJob } from '../support/store-calls.js'
 

@@ -22,8 +22,10 @@ import { fileURLToPath } from 'node:url'
 import type { ClaimedJob, JobError } from '../../src/core/job.js'
 import type { PoolExecutorOptions } from '../../src/worker/executors/pool/pool-options.js'
 import { AttemptAbort, type ExecutionOutcome, type Executor } from '../../src/worker/executors/executor.js'
-import { isRunning } from '../support/process-tree.js'
-import { defer, isAlive, readPid, REPO_ROOT, waitFor, withTimeout } from '../support/worker-helpers.js'
+import { waitFor, within } from '../support/async.js'
+import { defer } from '../support/cleanup.js'
+import { isAlive, isRunning, readPid, REPO_ROOT } from '../support/processes.js'
+import { fixtureHandlers } from '../support/workers.js'
 
 export interface SkipEntry {
   /** Test names, exactly as the suite spells them. */
@@ -43,11 +45,6 @@ export interface ExecutorConformanceOptions {
    * must then exit on its own (nothing left running). Without it, that test is skipped.
    */
   testFile?: string
-}
-
-/** An absolute path in tests/support/handlers. */
-export function executorFixture(file: string): string {
-  return join(REPO_ROOT, 'tests', 'support', 'handlers', file)
 }
 
 /** How long one attempt may take before the test fails instead of hanging. */
@@ -127,9 +124,9 @@ export function runExecutorConformance({
     body: (x: Executor, t: TestContext) => Promise<void>,
   ): void => {
     bare(title, async (t) => {
-      const executor = createExecutor(executorFixture(fixture))
-      defer(t, () => withTimeout(executor.close(), 10_000, `closing the ${name} executor`))
-      await withTimeout(executor.start(), 20_000, `starting the ${name} executor`)
+      const executor = createExecutor(fixtureHandlers(fixture))
+      defer(t, () => within(10_000, `closing the ${name} executor`, executor.close()))
+      await within(20_000, `starting the ${name} executor`, executor.start())
       await body(executor, t)
     })
   }
@@ -385,8 +382,8 @@ export function runExecutorConformance({
         const running = x.run({ job: claimedJob('never-resolves'), abort: new AttemptAbort() })
         // The attempt is running once a later job has been started after it and completed.
         await assertStillWorks(x)
-        await withTimeout(x.close(), 10_000, 'close()')
-        const outcome = await withTimeout(running, 5000, 'the attempt still running at close() settling')
+        await within(10_000, 'close()', x.close())
+        const outcome = await within(5000, 'the attempt still running at close() settling', running)
         assertAborted(outcome)
       })
 
@@ -408,10 +405,10 @@ export function runExecutorConformance({
             if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
             await exited
           })
-          const exit = await withTimeout(
-            exited,
+          const exit = await within(
             30_000,
             `the probe process (still running after close()):\n${output}`,
+            exited,
           )
           assert.deepEqual(exit, { code: 0, signal: null }, output)
           assert.match(output, /probe: closed/, output)
@@ -431,7 +428,7 @@ export function runExecutorConformance({
  */
 async function runProbe(createExecutor: (handlersModulePath: string) => Executor): Promise<void> {
   try {
-    const executor = createExecutor(executorFixture('never-resolves.mjs'))
+    const executor = createExecutor(fixtureHandlers('never-resolves.mjs'))
     await executor.start()
     const first = await executor.run({ job: claimedJob('ok'), abort: new AttemptAbort() })
     if (first.kind !== 'completed') throw new Error(`the ok job ended ${describeOutcome(first)}`)
@@ -457,7 +454,7 @@ async function run(
   abort = new AttemptAbort(),
   timeoutMs = RUN_TIMEOUT_MS,
 ): Promise<ExecutionOutcome> {
-  return withTimeout(executor.run({ job, abort }), timeoutMs, `the ${job.name} attempt`)
+  return within(timeoutMs, `the ${job.name} attempt`, executor.run({ job, abort }))
 }
 
 /** Aborted (an isolating strategy may add how it killed the child: `killed`). */

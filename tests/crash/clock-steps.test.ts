@@ -21,15 +21,11 @@ import { privatePostgres, privatePostgresUnavailable } from '../support/private-
 import { redisServerMissingReason, startOwnRedisServer } from '../support/redis-harness.js'
 import { skipUnlessAvailable } from '../support/services.js'
 import { tempDatabase } from '../support/sqlite-harness.js'
-import {
-  allJobs,
-  defer,
-  fixtureHandlers,
-  spawnFerry,
-  waitFor,
-  WORKER_STARTED,
-  type FerryProcess,
-} from '../support/worker-helpers.js'
+import { waitFor } from '../support/async.js'
+import { defer } from '../support/cleanup.js'
+import { type FerryProcess, spawnFerry, WORKER_STARTED } from '../support/processes.js'
+import { allJobs } from '../support/store-harness.js'
+import { fixtureHandlers } from '../support/workers.js'
 import { getJob } from '../support/store-calls.js'
 
 const SCRIPTED = fixtureHandlers('scripted.ts')

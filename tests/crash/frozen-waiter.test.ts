@@ -13,7 +13,9 @@ import { postgresUnreachableReason, tempSchema } from '../support/postgres-harne
 import { ownServerOptions, startOwnRedisServer } from '../support/redis-harness.js'
 import { RedisStore } from '../../src/redis.js'
 import { skipUnlessAvailable } from '../support/services.js'
-import { defer, REPO_ROOT, spawnFerry, waitFor, WORKER_STARTED } from '../support/worker-helpers.js'
+import { waitFor } from '../support/async.js'
+import { defer } from '../support/cleanup.js'
+import { REPO_ROOT, spawnFerry, WORKER_STARTED } from '../support/processes.js'
 import { getJob } from '../support/store-calls.js'
 
 const OK_HANDLERS = `${REPO_ROOT}/tests/support/handlers/ok.mjs`

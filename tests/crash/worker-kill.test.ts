@@ -9,15 +9,10 @@ import { describe, it } from 'node:test'
 import { createClient, type JobSpec } from '../../src/index.js'
 import type { ScriptPayload } from '../support/handlers/scripted.js'
 import { freshStore, STORES, urlOf } from '../support/stores.js'
-import {
-  allJobs,
-  createWorker,
-  fixtureHandlers,
-  spawnFerry,
-  stopWorker,
-  waitFor,
-  waitForEvent,
-} from '../support/worker-helpers.js'
+import { waitFor, waitForEvent } from '../support/async.js'
+import { spawnFerry } from '../support/processes.js'
+import { allJobs } from '../support/store-harness.js'
+import { createWorker, fixtureHandlers, stopWorker } from '../support/workers.js'
 
 for (const store of STORES) {
   describe(`a SIGKILLed worker on ${store.name}`, { skip: store.skip }, () => {

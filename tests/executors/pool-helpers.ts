@@ -37,12 +37,3 @@ export function capture(): { stream: PassThrough; text: () => string } {
   stream.on('data', (chunk: string) => (text += chunk))
   return { stream, text: () => text }
 }
-
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 
 import { STORES, freshStore } from '../support/stores.js'
-import { newJob, within } from '../support/store-harness.js'
+import { newJob } from '../support/store-harness.js'
+import { within } from '../support/async.js'
 import { waitReason } from '../support/store-calls.js'
 
 const QUEUE_COUNT = 10_000

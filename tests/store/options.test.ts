@@ -29,7 +29,7 @@ import {
 import { whenAvailable } from '../support/services.js'
 import { tempDatabase } from '../support/sqlite-harness.js'
 import { unknownOption } from '../support/unknown-option.js'
-import { defer } from '../support/worker-helpers.js'
+import { defer } from '../support/cleanup.js'
 
 /** Asserts that opening rejects with the ValidationError of an unknown option (unknownOption). */
 function rejectsUnknown(

@@ -20,7 +20,9 @@ import { createClient } from '../../src/index.js'
 import { PostgresStore } from '../../src/postgres.js'
 import { privatePostgres, privatePostgresUnavailable } from '../support/private-postgres.js'
 import { whenAvailable } from '../support/services.js'
-import { defer, startWorker, waitFor } from '../support/worker-helpers.js'
+import { waitFor } from '../support/async.js'
+import { defer } from '../support/cleanup.js'
+import { startWorker } from '../support/workers.js'
 
 const RATE_PER_S = 600
 const LOAD_MS = 90_000

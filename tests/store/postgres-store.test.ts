@@ -24,8 +24,10 @@ import {
 } from '../support/postgres-harness.js'
 import { skipUnlessAvailable, whenAvailable } from '../support/services.js'
 import { privatePostgres, privatePostgresUnavailable } from '../support/private-postgres.js'
-import { allJobs, newJob, within } from '../support/store-harness.js'
-import { defer, startWorker, waitFor } from '../support/worker-helpers.js'
+import { allJobs, newJob } from '../support/store-harness.js'
+import { waitFor, within } from '../support/async.js'
+import { defer } from '../support/cleanup.js'
+import { startWorker } from '../support/workers.js'
 import { getJob, waitReason } from '../support/store-calls.js'
 
 const LEASE_MS = 60_000

@@ -11,7 +11,8 @@ import { createClient, type JobSpec } from '../../src/index.js'
 import { postgresUnreachableReason, tempSchema } from '../support/postgres-harness.js'
 import { whenAvailable } from '../support/services.js'
 import { allJobs } from '../support/store-harness.js'
-import { REPO_ROOT, spawnFerry, waitFor, WORKER_STARTED } from '../support/worker-helpers.js'
+import { waitFor } from '../support/async.js'
+import { REPO_ROOT, spawnFerry, WORKER_STARTED } from '../support/processes.js'
 
 const OK_HANDLERS = join(REPO_ROOT, 'tests', 'support', 'handlers', 'ok.mjs')
 const PROCESSES = 4

@@ -23,7 +23,9 @@ import {
 } from '../support/redis-harness.js'
 import { whenAvailable } from '../support/services.js'
 import { newJob } from '../support/store-harness.js'
-import { defer, startWorker, waitFor, waitForEvent } from '../support/worker-helpers.js'
+import { waitFor, waitForEvent } from '../support/async.js'
+import { defer } from '../support/cleanup.js'
+import { startWorker } from '../support/workers.js'
 import { getJob, waitReason } from '../support/store-calls.js'
 
 const NAMESPACE = 'lost'

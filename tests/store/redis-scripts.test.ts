@@ -11,7 +11,7 @@ import { createClient, type Client } from '../../src/client/client.js'
 import { commandStats } from '../../bench/lib/redis.js'
 import { RedisStore } from '../../src/redis.js'
 import { ownServerOptions, startOwnRedisServer } from '../support/redis-harness.js'
-import { defer } from '../support/worker-helpers.js'
+import { defer } from '../support/cleanup.js'
 
 /** A store just opened on a redis-server of the test's own, with a client and an admin connection. */
 async function onFreshServer(t: TestContext): Promise<{ admin: Redis; store: RedisStore; client: Client }> {

@@ -16,7 +16,7 @@ import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
 
-import { defer } from './worker-helpers.js'
+import { defer } from './cleanup.js'
 
 const SOURCE = fileURLToPath(new URL('./clock-shim.c', import.meta.url))
 

@@ -13,7 +13,7 @@ import pg from 'pg'
 import { PostgresStore, type PostgresStoreOptions } from '../../src/postgres.js'
 import type { Store } from '../../src/store/store.js'
 import type { CreateHarness } from './store-harness.js'
-import { defer } from './worker-helpers.js'
+import { defer } from './cleanup.js'
 
 export const POSTGRES_URL = process.env.FERRY_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 

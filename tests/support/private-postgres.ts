@@ -17,7 +17,7 @@ import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import { promisify } from 'node:util'
 
-import { defer } from './worker-helpers.js'
+import { defer } from './cleanup.js'
 
 const run = promisify(execFile)
 const DEBIAN_ROOT = '/usr/lib/postgresql'

@@ -25,7 +25,7 @@ import { RedisStore, type RedisStoreOptions } from '../../src/redis.js'
 import type { Store } from '../../src/store/store.js'
 import { skipUnlessAvailable } from './services.js'
 import type { CreateHarness, StoreHarness } from './store-harness.js'
-import { defer } from './worker-helpers.js'
+import { defer } from './cleanup.js'
 
 export type { OwnRedisCluster, OwnRedisServer }
 
@@ -92,8 +92,11 @@ export function openTestStore(namespace: string, options: RedisStoreOptions = {}
   return RedisStore.open({ url: TEST_REDIS_URL, namespace, onWarning: () => {}, ...options })
 }
 
-/** A store on a namespace of its own on the test server; both go when the test ends. */
-export async function freshStore(
+/**
+ * A store on a namespace of its own on the test server, both gone when the test ends: Redis's
+ * tempDatabase (sqlite-harness.ts) and tempSchema (postgres-harness.ts).
+ */
+export async function tempNamespace(
   t: TestContext,
   tag: string,
   options: RedisStoreOptions = {},

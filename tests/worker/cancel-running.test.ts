@@ -11,7 +11,8 @@ import { test } from 'node:test'
 
 import { createClient, createExecutor, Worker } from '../../src/index.js'
 import { tempDatabase } from '../support/sqlite-harness.js'
-import { isAlive, waitFor, waitForEvent } from '../support/worker-helpers.js'
+import { waitFor, waitForEvent } from '../support/async.js'
+import { isAlive } from '../support/processes.js'
 import { getJob } from '../support/store-calls.js'
 
 const BLOCKS_LOOP = fileURLToPath(new URL('../support/handlers/blocks-loop.mjs', import.meta.url))

@@ -7,7 +7,8 @@ import { describe } from 'node:test'
 
 import { FerryError, ValidationError } from '../../../src/core/errors.js'
 import type { JobId } from '../../../src/core/job.js'
-import { sortIds, within } from '../../support/store-harness.js'
+import { sortIds } from '../../support/store-harness.js'
+import { within } from '../../support/async.js'
 import { getJob, waitReason } from '../../support/store-calls.js'
 import {
   SECOND,

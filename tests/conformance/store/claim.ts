@@ -8,7 +8,8 @@ import { describe } from 'node:test'
 import { ValidationError } from '../../../src/core/errors.js'
 import type { JobError, JobId } from '../../../src/core/job.js'
 import type { Settlement } from '../../../src/core/outcome.js'
-import { newJob, sortIds, within } from '../../support/store-harness.js'
+import { newJob, sortIds } from '../../support/store-harness.js'
+import { within } from '../../support/async.js'
 import { waitReason } from '../../support/store-calls.js'
 import {
   SECOND,

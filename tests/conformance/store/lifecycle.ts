@@ -6,7 +6,8 @@ import assert from 'node:assert/strict'
 import { describe } from 'node:test'
 
 import { FerryError } from '../../../src/core/errors.js'
-import { newJob, within } from '../../support/store-harness.js'
+import { newJob } from '../../support/store-harness.js'
+import { within } from '../../support/async.js'
 import { getJob, waitReason } from '../../support/store-calls.js'
 import {
   SECOND,

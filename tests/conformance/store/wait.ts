@@ -7,7 +7,8 @@ import { describe } from 'node:test'
 
 import type { ClaimedJob } from '../../../src/core/job.js'
 import { DELIVERY_LEASE_MS } from '../../../src/store/store.js'
-import { newJob, within } from '../../support/store-harness.js'
+import { newJob } from '../../support/store-harness.js'
+import { within } from '../../support/async.js'
 import { waitReason } from '../../support/store-calls.js'
 import {
   SECOND,
