@@ -1,4 +1,14 @@
-import { createClient, defineJobs, openStore, permanentFailure, Worker, type JobPage } from 'ferry'
+import {
+  createClient,
+  defineJobs,
+  getStats,
+  listJobs,
+  openStore,
+  permanentFailure,
+  retryJobs,
+  Worker,
+  type JobPage,
+} from 'ferry'
 
 const store = await openStore(process.env.FERRY_STORE ?? 'sqlite:./ferry.db')
 
@@ -24,15 +34,16 @@ worker.on('job:dead', onFinished)
 await worker.start()
 await worker.stopped
 
-// Per queue: jobs waiting, running and finished.
-for (const q of await store.stats()) {
+// Per queue: jobs waiting, running and finished (and, in `totals`, every queue together).
+const { queues } = await getStats(store)
+for (const q of queues) {
   console.log(`${q.queue}: ${q.ready} ready, ${q.active} active, ${q.completed} completed, ${q.dead} dead`)
 }
 
 // Every job of the queue 'mail', newest first, a page at a time.
 let cursor: string | null = null
 do {
-  const page: JobPage = await store.listJobs({ queue: 'mail', limit: 100, cursor: cursor ?? undefined })
+  const page: JobPage = await listJobs(store, { queue: 'mail', limit: 100, cursor: cursor ?? undefined })
   for (const job of page.jobs) {
     console.log(`job ${job.id}: ${job.state}${job.lastError ? ` (${job.lastError.message})` : ''}`)
   }
@@ -40,6 +51,6 @@ do {
 } while (cursor !== null)
 
 // Run the dead ones again, with fresh attempts.
-const moved = await store.retry({ allDead: true, queue: 'mail' })
-console.log(`${moved} dead job(s) moved back to ready`)
+const { movedCount } = await retryJobs(store, { allDead: true, queue: 'mail' })
+console.log(`${movedCount} dead job(s) moved back to ready`)
 await store.close()

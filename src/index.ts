@@ -18,6 +18,7 @@ export type * from './store/store.js'
 export { openStore, migrateStore, DEFAULT_STORE_URL, type OpenStoreOptions } from './store/open-store.js'
 export { STORE_METHODS } from './store/store.js'
 export { wrapStore, type StoreCall, type StoreHooks } from './store/wrap-store.js'
+export * from './admin/index.js'
 export { Client, createClient, type ClientOptions, type JobSpec } from './client/client.js'
 export { toJobError } from './core/job-error.js'
 export {

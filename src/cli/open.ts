@@ -5,10 +5,10 @@
 // - stats, jobs, retry, cancel, purge and stop-workers look at or change jobs that exist: they
 //   open an existing store only, so a mistyped SQLite path is an error rather than a new, empty
 //   database, and they print no durability warnings, since they enqueue nothing.
-// `ferry migrate` goes through migrateStore, which creates what is missing.
+// Each command runs its body through withStore with one of these targets, so the store is closed
+// however the command ends. `ferry migrate` goes through migrateStore, which creates what is missing.
 import type { Command } from 'commander'
-import { openStore } from '../store/open-store.js'
-import type { Store } from '../store/store.js'
+import type { StoreTarget } from '../admin/with-store.js'
 import { ferryStderr } from './fd-writer.js'
 import { painter } from './format.js'
 
@@ -26,11 +26,11 @@ export function storeUrl(program: Command): string {
 }
 
 /** For the commands that write jobs: creates a missing store, warns about unsafe durability. */
-export function openStoreForJobs(program: Command): Promise<Store> {
-  return openStore(storeUrl(program), { onWarning: warnOnce })
+export function storeForJobs(program: Command): StoreTarget {
+  return { url: storeUrl(program), options: { onWarning: warnOnce } }
 }
 
 /** For the commands that read or change existing jobs: a missing SQLite file is an error. */
-export function openExistingStore(program: Command): Promise<Store> {
-  return openStore(storeUrl(program), { create: false, onWarning: () => {} })
+export function existingStore(program: Command): StoreTarget {
+  return { url: storeUrl(program), options: { create: false, onWarning: () => {} } }
 }

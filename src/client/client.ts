@@ -2,7 +2,13 @@ import type { JobHandlers, PayloadOf } from '../core/handler.js'
 import { DEFAULT_MAX_PAYLOAD_BYTES, type NewJob } from '../core/job.js'
 import { ValidationError } from '../core/errors.js'
 import { TickBatcher } from '../core/tick-batcher.js'
-import { assertKnownKeys, normalizeJob, optionKeys, type EnqueueOptions } from '../core/validate.js'
+import {
+  assertInteger,
+  assertKnownKeys,
+  normalizeJob,
+  optionKeys,
+  type EnqueueOptions,
+} from '../core/validate.js'
 import type { CallerTransaction, EnqueueResult, Store } from '../store/store.js'
 import { transactionRefused } from '../store/params.js'
 
@@ -76,9 +82,7 @@ export class Client<Jobs extends JobHandlers = JobHandlers> {
   constructor(options: ClientOptions) {
     assertKnownKeys(options, CLIENT_OPTION_KEYS, '')
     const { store, maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES } = options
-    if (!Number.isInteger(maxPayloadBytes) || maxPayloadBytes < 1) {
-      throw new ValidationError('invalid_option', 'maxPayloadBytes', 'must be a positive integer')
-    }
+    assertInteger(maxPayloadBytes, 'maxPayloadBytes', { min: 1 })
     this.store = store
     this.maxPayloadBytes = maxPayloadBytes
     const limits = store.capabilities.enqueueBatch

@@ -4,6 +4,7 @@ import { describe, test } from 'node:test'
 import { FerryError, ValidationError, type ValidationErrorCode } from './errors.js'
 import { DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_PAYLOAD_BYTES } from './job.js'
 import {
+  assertInteger,
   assertKnownKeys,
   assertName,
   assertQueueList,
@@ -13,6 +14,7 @@ import {
   MAX_TIMEOUT_MS,
   normalizeJob,
   optionKeys,
+  parseInteger,
   PRIORITY_MAX,
   PRIORITY_MIN,
   serializePayload,
@@ -556,5 +558,55 @@ describe('optionKeys', () => {
     optionKeys<Options>({ a: true })
     // @ts-expect-error the type has no key c
     optionKeys<Options>({ a: true, b: true, c: true })
+  })
+})
+
+describe('assertInteger and parseInteger', () => {
+  test('take safe integers within the range, its ends included', () => {
+    assertInteger(1, 'size', { min: 1 })
+    assertInteger(0, 'prefetch', { min: 0, max: 10 })
+    assertInteger(10, 'prefetch', { min: 0, max: 10 })
+    assertInteger(-5, 'priority')
+    assert.equal(parseInteger(' 42 ', '--limit', { min: 1 }), 42)
+    assert.equal(parseInteger('-3', '--priority'), -3)
+  })
+
+  test('say in words what the range allows, and what they got', () => {
+    const cases: [unknown, Parameters<typeof assertInteger>[2], string][] = [
+      [0, { min: 1 }, 'must be a positive integer (got 0)'],
+      [-1, { min: 0 }, 'must be a non-negative integer (got -1)'],
+      [1.5, {}, 'must be an integer (got 1.5)'],
+      ['7', { min: 0, max: 9 }, 'must be an integer from 0 to 9 (got "7")'],
+      [2, { min: 3 }, 'must be an integer of at least 3 (got 2)'],
+      [2 ** 53, { min: 1 }, `must be a positive integer (got ${2 ** 53})`],
+      [NaN, { max: 5 }, 'must be an integer of at most 5 (got NaN)'],
+    ]
+    for (const [value, range, message] of cases) {
+      const error = throwsValidation(() => assertInteger(value, 'n', range), 'invalid_option', 'n')
+      assert.equal(error.message, `n: ${message}`)
+    }
+    // A job's own options keep their codes.
+    throwsValidation(
+      () => assertInteger(1.5, 'priority', {}, 'invalid_priority'),
+      'invalid_priority',
+      'priority',
+    )
+  })
+
+  test('parseInteger takes decimal digits only and quotes the text as typed', () => {
+    for (const text of ['ten', '', '1e3', '0x10', '1.0', '5 5']) {
+      const error = throwsValidation(
+        () => parseInteger(text, '--limit', { min: 1 }),
+        'invalid_option',
+        '--limit',
+      )
+      assert.equal(error.message, `--limit: ${JSON.stringify(text)} is not a positive integer`)
+    }
+    const tooBig = throwsValidation(
+      () => parseInteger('10001', '--prefetch', { min: 0, max: 10_000 }),
+      'invalid_option',
+      '--prefetch',
+    )
+    assert.equal(tooBig.message, '--prefetch: "10001" is not an integer from 0 to 10000')
   })
 })

@@ -83,12 +83,12 @@ export function normalizeJob(
   const queue = opts.queue ?? DEFAULT_QUEUE
   assertName(queue, at('queue'), 'invalid_queue')
   const priority = opts.priority ?? DEFAULT_PRIORITY
-  assertIntegerIn(priority, PRIORITY_MIN, PRIORITY_MAX, at('priority'), 'invalid_priority')
+  assertInteger(priority, at('priority'), { min: PRIORITY_MIN, max: PRIORITY_MAX }, 'invalid_priority')
   const maxAttempts = opts.maxAttempts ?? DEFAULT_MAX_ATTEMPTS
-  assertIntegerIn(maxAttempts, 1, MAX_ATTEMPTS_LIMIT, at('maxAttempts'), 'invalid_max_attempts')
+  assertInteger(maxAttempts, at('maxAttempts'), { min: 1, max: MAX_ATTEMPTS_LIMIT }, 'invalid_max_attempts')
   const timeoutMs = opts.timeoutMs ?? null
   if (timeoutMs !== null) {
-    assertIntegerIn(timeoutMs, 1, MAX_TIMEOUT_MS, at('timeoutMs'), 'invalid_timeout')
+    assertInteger(timeoutMs, at('timeoutMs'), { min: 1, max: MAX_TIMEOUT_MS }, 'invalid_timeout')
   }
   const uniqueKey = opts.uniqueKey ?? null
   if (uniqueKey !== null) assertUniqueKey(uniqueKey, at('uniqueKey'))
@@ -251,20 +251,55 @@ function assertUniqueKey(value: unknown, field: string): void {
   }
 }
 
-function assertIntegerIn(
+/** The bounds of an integer option, each inclusive; a missing one leaves that side open. */
+export interface IntegerRange {
+  min?: number
+  max?: number
+}
+
+type IntegerCode = 'invalid_option' | 'invalid_priority' | 'invalid_max_attempts' | 'invalid_timeout'
+
+/**
+ * Refuses anything but a safe integer within `range`. Every integer option Ferry takes, from a
+ * job's priority to a pool's size and a page's limit, is checked here, so they all say it the
+ * same way: `concurrency: must be a positive integer (got 0)`.
+ */
+export function assertInteger(
   value: unknown,
-  min: number,
-  max: number,
   field: string,
-  code: 'invalid_priority' | 'invalid_max_attempts' | 'invalid_timeout',
+  range: IntegerRange = {},
+  code: IntegerCode = 'invalid_option',
 ): asserts value is number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new ValidationError(
-      code,
-      field,
-      `must be an integer from ${min} to ${max} (got ${describe(value)})`,
-    )
+  if (!isIntegerIn(value, range)) {
+    throw new ValidationError(code, field, `must be ${integerKind(range)} (got ${describe(value)})`)
   }
+}
+
+/**
+ * An integer a person typed (a command-line flag): decimal digits with an optional minus sign,
+ * within `range`. The message quotes the text as typed: `--limit: "ten" is not a positive integer`.
+ */
+export function parseInteger(text: string, field: string, range: IntegerRange = {}): number {
+  const digits = text.trim()
+  const value = /^-?\d+$/.test(digits) ? Number(digits) : NaN
+  if (!isIntegerIn(value, range)) {
+    throw new ValidationError('invalid_option', field, `${JSON.stringify(text)} is not ${integerKind(range)}`)
+  }
+  return value
+}
+
+function isIntegerIn(value: unknown, { min = -Infinity, max = Infinity }: IntegerRange): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= min && value <= max
+}
+
+/** 'a positive integer', 'an integer from 0 to 10000': what `range` allows, in words. */
+function integerKind({ min = -Infinity, max = Infinity }: IntegerRange): string {
+  if (max === Infinity) {
+    if (min === 1) return 'a positive integer'
+    if (min === 0) return 'a non-negative integer'
+    return min === -Infinity ? 'an integer' : `an integer of at least ${min}`
+  }
+  return min === -Infinity ? `an integer of at most ${max}` : `an integer from ${min} to ${max}`
 }
 
 function toInstant(value: unknown, field: string): number {

@@ -5,7 +5,7 @@
  */
 import { ValidationError } from '../core/errors.js'
 import { JOB_STATES } from '../core/job.js'
-import { assertKnownKeys, assertName, assertQueueList, optionKeys } from '../core/validate.js'
+import { assertInteger, assertKnownKeys, assertName, assertQueueList, optionKeys } from '../core/validate.js'
 import type {
   CancelParams,
   ClaimParams,
@@ -88,9 +88,7 @@ export function checkListJobsParams(
     throw new ValidationError('invalid_option', 'state', `must be one of ${JOB_STATES.join(', ')}`)
   }
   if (queue !== undefined) assertName(queue, 'queue')
-  if (!Number.isInteger(limit) || limit < 1 || limit > LIST_LIMIT_MAX) {
-    throw new ValidationError('invalid_option', 'limit', `must be an integer from 1 to ${LIST_LIMIT_MAX}`)
-  }
+  assertInteger(limit, 'limit', { min: 1, max: LIST_LIMIT_MAX })
   if (cursor !== undefined && !isJobId(cursor)) {
     throw new ValidationError('invalid_option', 'cursor', 'is not a cursor returned by listJobs')
   }
@@ -152,10 +150,9 @@ export function deliveryRefused(kind: string, field: 'claim' | 'delivered'): Val
   )
 }
 
+/** A claim's limit, a lease's length: the stores' most frequent integer check, named once. */
 export function assertPositiveInteger(value: unknown, field: string): void {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    throw new ValidationError('invalid_option', field, `must be a positive integer (got ${String(value)})`)
-  }
+  assertInteger(value, field, { min: 1 })
 }
 
 /** A non-negative number of milliseconds (a window, an age). */

@@ -1,6 +1,12 @@
 import { assertBackoffOptions, type BackoffOptions } from '../core/backoff.js'
 import { ValidationError } from '../core/errors.js'
-import { assertKnownKeys, assertQueueList, MAX_TIMEOUT_MS, optionKeys } from '../core/validate.js'
+import {
+  assertInteger,
+  assertKnownKeys,
+  assertQueueList,
+  MAX_TIMEOUT_MS,
+  optionKeys,
+} from '../core/validate.js'
 import type { Store } from '../store/store.js'
 import { createExecutor, type ExecutionStrategy } from './executors/create-executor.js'
 import type { Executor } from './executors/executor.js'
@@ -92,20 +98,21 @@ export function workerSettings(options: WorkerOptions): WorkerSettings {
   assertKnownKeys(options, WORKER_OPTION_KEYS, '')
   const { queues = ['default'], concurrency = 10, prefetch = 0, leaseMs = 30_000 } = options
   assertQueueList(queues)
-  assertCount(concurrency, 'concurrency', 10_000)
-  assertCount(prefetch, 'prefetch', 10_000, 0)
-  assertCount(leaseMs, 'leaseMs', MAX_TIMEOUT_MS)
+  assertInteger(concurrency, 'concurrency', { min: 1, max: 10_000 })
+  assertInteger(prefetch, 'prefetch', { min: 0, max: 10_000 })
+  assertInteger(leaseMs, 'leaseMs', { min: 1, max: MAX_TIMEOUT_MS })
   if (leaseMs < 100) throw new ValidationError('invalid_option', 'leaseMs', 'must be at least 100 ms')
-  if (options.jobLimit !== undefined) assertCount(options.jobLimit, 'jobLimit', Number.MAX_SAFE_INTEGER)
-  if (options.timeLimitMs !== undefined) assertCount(options.timeLimitMs, 'timeLimitMs', MAX_TIMEOUT_MS)
+  if (options.jobLimit !== undefined) assertInteger(options.jobLimit, 'jobLimit', { min: 1 })
+  if (options.timeLimitMs !== undefined)
+    assertInteger(options.timeLimitMs, 'timeLimitMs', { min: 1, max: MAX_TIMEOUT_MS })
   if (options.recoverIntervalMs !== undefined) {
-    assertCount(options.recoverIntervalMs, 'recoverIntervalMs', MAX_TIMEOUT_MS)
+    assertInteger(options.recoverIntervalMs, 'recoverIntervalMs', { min: 1, max: MAX_TIMEOUT_MS })
   }
   if (options.memoryLimitBytes !== undefined) {
-    assertCount(options.memoryLimitBytes, 'memoryLimitBytes', Number.MAX_SAFE_INTEGER)
+    assertInteger(options.memoryLimitBytes, 'memoryLimitBytes', { min: 1 })
   }
   if (options.defaultTimeoutMs != null)
-    assertCount(options.defaultTimeoutMs, 'defaultTimeoutMs', MAX_TIMEOUT_MS)
+    assertInteger(options.defaultTimeoutMs, 'defaultTimeoutMs', { min: 1, max: MAX_TIMEOUT_MS })
   if (options.backoff !== undefined) assertBackoffOptions(options.backoff, 'backoff')
   return { queues: [...queues], concurrency, prefetch, leaseMs }
 }
@@ -131,14 +138,4 @@ export function workerExecutor(options: WorkerOptions, concurrency: number): Exe
   // Checked here, so that an error names the option where it sits: `pool.maxJobsPerChild`.
   poolSettings(pool, 'pool', strategy === 'fork' ? FORK_EXECUTOR_OPTION_KEYS : POOL_EXECUTOR_OPTION_KEYS)
   return createExecutor(strategy, options.handlers, { size: concurrency, ...pool })
-}
-
-function assertCount(value: unknown, field: string, max: number, min = 1): void {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new ValidationError(
-      'invalid_option',
-      field,
-      `must be an integer from ${min} to ${max} (got ${String(value)})`,
-    )
-  }
 }

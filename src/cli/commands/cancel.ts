@@ -1,7 +1,9 @@
 import type { Command } from 'commander'
+import { assertJobIds } from '../../admin/job-ids.js'
+import { cancelJobs } from '../../admin/manage.js'
+import { withStore } from '../../admin/with-store.js'
 import { countOf } from '../format.js'
-import { parseJobIds } from '../job-ids.js'
-import { openExistingStore } from '../open.js'
+import { existingStore } from '../open.js'
 
 export function registerCancel(program: Command): void {
   program
@@ -9,13 +11,11 @@ export function registerCancel(program: Command): void {
     .description('end scheduled, ready or active jobs as dead (finished and unknown ids are skipped)')
     .argument('<ids...>', 'job ids')
     .action(async (ids: string[]) => {
-      const jobIds = parseJobIds(ids, 'ids')
-      const store = await openExistingStore(program)
-      try {
-        const cancelledCount = await store.cancel({ ids: jobIds })
-        process.stdout.write(`${countOf(cancelledCount, 'job')} cancelled\n`)
-      } finally {
-        await store.close()
-      }
+      // Checked before the store is opened, as every flag is: a typo needs no connection to report.
+      assertJobIds(ids, 'ids')
+      const { cancelledCount } = await withStore(existingStore(program), (store) =>
+        cancelJobs(store, { ids }),
+      )
+      process.stdout.write(`${countOf(cancelledCount, 'job')} cancelled\n`)
     })
 }

@@ -1,8 +1,9 @@
 import type { Command } from 'commander'
+import { withStore } from '../../admin/with-store.js'
 import { createClient, type JobSpec } from '../../client/client.js'
 import { Worker } from '../../worker/worker.js'
 import demoJobs from '../demo-jobs.js'
-import { openStoreForJobs, storeUrl } from '../open.js'
+import { storeForJobs, storeUrl } from '../open.js'
 
 const QUEUES = ['demo.critical', 'demo.default', 'demo.low'] as const
 type Jobs = typeof demoJobs
@@ -49,8 +50,7 @@ export function registerDemo(program: Command): void {
     .description('enqueue a few hundred jobs on three queues and work them, showing progress live')
     .option('--concurrency <n>', 'jobs run at once', '8')
     .action(async (flags: { concurrency: string }) => {
-      const store = await openStoreForJobs(program)
-      try {
+      await withStore(storeForJobs(program), async (store) => {
         const batch = demoBatch()
         const enqueued = await createClient<Jobs>({ store }).enqueueMany(batch)
         const pending = new Map(enqueued.map(({ id }, i) => [id, batch[i]!.options!.queue!]))
@@ -100,9 +100,7 @@ export function registerDemo(program: Command): void {
           `Done in ${seconds.toFixed(2)} s: ${batch.length - dead} completed (${retries} after a retry), ${dead} dead.\n` +
             `Look around: npx ferry stats, npx ferry jobs --state dead, npx ferry jobs show <id>.\n`,
         )
-      } finally {
-        await store.close()
-      }
+      })
     })
 }
 

@@ -1,4 +1,6 @@
 import type { Command } from 'commander'
+import { getJob } from '../../admin/inspect.js'
+import { withStore } from '../../admin/with-store.js'
 import { createClient, type Client, type JobSpec } from '../../client/client.js'
 import { parseDuration } from '../../core/duration.js'
 import { FerryError, ValidationError } from '../../core/errors.js'
@@ -8,7 +10,7 @@ import type { EnqueueResult } from '../../store/store.js'
 import { ferryStderr } from '../fd-writer.js'
 import { countOf, painter, truncate } from '../format.js'
 import { LineSplitter } from '../line-splitter.js'
-import { openStoreForJobs } from '../open.js'
+import { storeForJobs } from '../open.js'
 
 interface EnqueueFlags {
   queue?: string
@@ -64,15 +66,15 @@ export function registerEnqueue(program: Command): void {
           if (given !== undefined) {
             command.error(`error: ${given[1]} cannot be combined with --stdin: give it in each line instead`)
           }
-          const store = await openStoreForJobs(program)
-          const client = createClient({ store })
-          try {
-            const { badLineCount } = await enqueueLines(client, process.stdin)
-            if (badLineCount > 0) process.exitCode = 1
-          } finally {
-            await client.close()
-            await store.close()
-          }
+          await withStore(storeForJobs(program), async (store) => {
+            const client = createClient({ store })
+            try {
+              const { badLineCount } = await enqueueLines(client, process.stdin)
+              if (badLineCount > 0) process.exitCode = 1
+            } finally {
+              await client.close()
+            }
+          })
           return
         }
         if (name === undefined) command.error("error: missing required argument 'name' (or use --stdin)")
@@ -95,21 +97,18 @@ export function registerEnqueue(program: Command): void {
         if (flags.timeout !== undefined) options.timeoutMs = parseDuration(flags.timeout, '--timeout')
         if (flags.uniqueKey !== undefined) options.uniqueKey = flags.uniqueKey
 
-        const store = await openStoreForJobs(program)
-        try {
+        await withStore(storeForJobs(program), async (store) => {
           const { id, created } = await createClient({ store }).enqueue(name, payload, options)
           // stdout stays the id either way (scripts read it); the sentence is for the person.
           process.stdout.write(`${id}\n`)
           if (!created) {
-            const [existing] = (await store.listJobs({ ids: [id] })).jobs
-            const what = existing === undefined ? '' : ` (${existing.name}, ${existing.state})`
+            const existing = await getJob(store, { id })
+            const what = existing === null ? '' : ` (${existing.name}, ${existing.state})`
             ferryStderr.line(
               `ferry: nothing was added: job ${id}${what} already holds unique key ${JSON.stringify(flags.uniqueKey)}`,
             )
           }
-        } finally {
-          await store.close()
-        }
+        })
       },
     )
 }

@@ -1,7 +1,10 @@
 import type { Command } from 'commander'
+import { getJob, listJobs, LIST_LIMIT_DEFAULT } from '../../admin/inspect.js'
+import { assertJobIds } from '../../admin/job-ids.js'
+import { withStore } from '../../admin/with-store.js'
 import { JobNotFoundError, ValidationError } from '../../core/errors.js'
 import { JOB_STATES, type Job, type JobError, type JobState } from '../../core/job.js'
-import { assertName } from '../../core/validate.js'
+import { assertName, parseInteger } from '../../core/validate.js'
 import type { ListJobsParams } from '../../store/store.js'
 import {
   formatDuration,
@@ -13,8 +16,7 @@ import {
   truncate,
   type Color,
 } from '../format.js'
-import { parseJobIds } from '../job-ids.js'
-import { openExistingStore } from '../open.js'
+import { existingStore } from '../open.js'
 
 interface JobsFlags {
   state?: string
@@ -23,9 +25,6 @@ interface JobsFlags {
   json?: boolean
 }
 
-const DEFAULT_LIMIT = 50
-/** The store's largest page; a larger --limit reads several. */
-const PAGE_SIZE = 1000
 const ERROR_COLUMN_WIDTH = 60
 
 export function registerJobs(program: Command): void {
@@ -34,7 +33,7 @@ export function registerJobs(program: Command): void {
     .description('list jobs, newest first; `ferry jobs show <id>` shows one in full')
     .option('--state <state>', `only jobs in this state: ${JOB_STATES.join(', ')}`)
     .option('--queue <queue>', 'only jobs of this queue')
-    .option('--limit <n>', `at most this many jobs (default ${DEFAULT_LIMIT})`)
+    .option('--limit <n>', `at most this many jobs (default ${LIST_LIMIT_DEFAULT})`)
     .option('--json', 'print a JSON array of jobs (shape in docs/cli.md)')
     .action(async (flags: JobsFlags) => {
       const filter: ListJobsParams = {}
@@ -43,26 +42,10 @@ export function registerJobs(program: Command): void {
         assertName(flags.queue, '--queue')
         filter.queue = flags.queue
       }
-      const limit = flags.limit === undefined ? DEFAULT_LIMIT : parseLimit(flags.limit)
-
-      const store = await openExistingStore(program)
-      const found: Job[] = []
-      let more: boolean
-      try {
-        let cursor: string | null = null
-        do {
-          const page = await store.listJobs({
-            ...filter,
-            limit: Math.min(PAGE_SIZE, limit - found.length),
-            ...(cursor === null ? {} : { cursor }),
-          })
-          found.push(...page.jobs)
-          cursor = page.nextCursor
-        } while (cursor !== null && found.length < limit)
-        more = cursor !== null
-      } finally {
-        await store.close()
-      }
+      if (flags.limit !== undefined) filter.limit = parseInteger(flags.limit, '--limit', { min: 1 })
+      const { jobs: found, nextCursor } = await withStore(existingStore(program), (store) =>
+        listJobs(store, filter),
+      )
 
       if (flags.json === true) {
         process.stdout.write(formatJson(found.map(jobToJson)))
@@ -95,7 +78,8 @@ export function registerJobs(program: Command): void {
         ),
       )
       // A hint, not data: stderr keeps stdout to the table.
-      if (more) process.stderr.write(`(the newest ${found.length} shown; more match: raise --limit)\n`)
+      if (nextCursor !== null)
+        process.stderr.write(`(the newest ${found.length} shown; more match: raise --limit)\n`)
     })
 
   jobs
@@ -104,15 +88,10 @@ export function registerJobs(program: Command): void {
     .argument('<id>', 'job id')
     .option('--json', 'print the job as a JSON object (shape in docs/cli.md)')
     .action(async (id: string, flags: { json?: boolean }) => {
-      const [jobId] = parseJobIds([id], 'id') as [string]
-      const store = await openExistingStore(program)
-      let job: Job | undefined
-      try {
-        ;[job] = (await store.listJobs({ ids: [jobId] })).jobs
-      } finally {
-        await store.close()
-      }
-      if (job === undefined) throw new JobNotFoundError(id)
+      // Checked before the store is opened, as every flag is: a typo needs no connection to report.
+      assertJobIds([id], 'id')
+      const job = await withStore(existingStore(program), (store) => getJob(store, { id }))
+      if (job === null) throw new JobNotFoundError(id)
       // `ferry jobs show 7 --json`: commander hands a --json after the id to `jobs`, which has one too.
       const json = flags.json === true || jobs.opts<JobsFlags>().json === true
       process.stdout.write(json ? formatJson(jobToJson(job)) : describeJob(job, Date.now()))
@@ -144,14 +123,6 @@ function parseState(text: string): JobState {
     )
   }
   return text as JobState
-}
-
-function parseLimit(text: string): number {
-  const limit = /^\d+$/.test(text.trim()) ? Number(text) : NaN
-  if (!Number.isSafeInteger(limit) || limit < 1) {
-    throw new ValidationError('invalid_option', '--limit', `"${text}" is not a positive integer`)
-  }
-  return limit
 }
 
 /** The --json form of a job: every field of Job, in its order, with instants as ISO 8601 text. */

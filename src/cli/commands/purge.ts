@@ -1,10 +1,12 @@
 import type { Command } from 'commander'
+import { purgeJobs } from '../../admin/manage.js'
+import { withStore } from '../../admin/with-store.js'
 import { parseDuration } from '../../core/duration.js'
 import { ValidationError } from '../../core/errors.js'
 import { assertName } from '../../core/validate.js'
 import type { PurgeParams } from '../../store/store.js'
 import { countOf } from '../format.js'
-import { openExistingStore } from '../open.js'
+import { existingStore } from '../open.js'
 
 export function registerPurge(program: Command): void {
   program
@@ -27,12 +29,7 @@ export function registerPurge(program: Command): void {
         assertName(flags.queue, '--queue')
         params.queue = flags.queue
       }
-      const store = await openExistingStore(program)
-      try {
-        const deletedCount = await store.purge(params)
-        process.stdout.write(`${countOf(deletedCount, 'job')} deleted\n`)
-      } finally {
-        await store.close()
-      }
+      const { deletedCount } = await withStore(existingStore(program), (store) => purgeJobs(store, params))
+      process.stdout.write(`${countOf(deletedCount, 'job')} deleted\n`)
     })
 }

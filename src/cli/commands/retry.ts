@@ -1,9 +1,11 @@
 import type { Command } from 'commander'
+import { assertJobIds } from '../../admin/job-ids.js'
+import { retryJobs } from '../../admin/manage.js'
+import { withStore } from '../../admin/with-store.js'
 import { assertName } from '../../core/validate.js'
 import type { RetryParams } from '../../store/store.js'
 import { countOf } from '../format.js'
-import { parseJobIds } from '../job-ids.js'
-import { openExistingStore } from '../open.js'
+import { existingStore } from '../open.js'
 
 export function registerRetry(program: Command): void {
   program
@@ -17,17 +19,14 @@ export function registerRetry(program: Command): void {
       if (allDead && ids.length > 0) command.error('error: give job ids or --all-dead, not both')
       if (flags.queue !== undefined && !allDead) command.error('error: --queue goes with --all-dead')
       if (!allDead && ids.length === 0) command.error('error: give the ids of jobs to retry, or --all-dead')
-      const params: RetryParams = allDead ? { allDead } : { ids: parseJobIds(ids, 'ids') }
+      // Checked before the store is opened, as every flag is: a typo needs no connection to report.
+      if (!allDead) assertJobIds(ids, 'ids')
+      const params: RetryParams = allDead ? { allDead } : { ids }
       if (flags.queue !== undefined) {
         assertName(flags.queue, '--queue')
         params.queue = flags.queue
       }
-      const store = await openExistingStore(program)
-      try {
-        const movedCount = await store.retry(params)
-        process.stdout.write(`${countOf(movedCount, 'job')} moved back to ready\n`)
-      } finally {
-        await store.close()
-      }
+      const { movedCount } = await withStore(existingStore(program), (store) => retryJobs(store, params))
+      process.stdout.write(`${countOf(movedCount, 'job')} moved back to ready\n`)
     })
 }

@@ -1,6 +1,8 @@
 import type { Command } from 'commander'
+import { withStore } from '../../admin/with-store.js'
 import { parseByteSize, parseDuration } from '../../core/duration.js'
 import { isStoreLost, ValidationError } from '../../core/errors.js'
+import { parseInteger } from '../../core/validate.js'
 import {
   EXECUTION_STRATEGIES,
   RECYCLING_STRATEGIES,
@@ -9,7 +11,7 @@ import {
 import { Worker, type StopReason, type WorkerOptions } from '../../worker/worker.js'
 import { ferryStderr, ferryStdout, ignoreStandardStreamErrors } from '../fd-writer.js'
 import { countOf, formatInstant, painter } from '../format.js'
-import { openStoreForJobs } from '../open.js'
+import { storeForJobs } from '../open.js'
 
 interface WorkFlags {
   handlers: string
@@ -58,11 +60,11 @@ export function registerWork(program: Command): void {
       const options: Omit<WorkerOptions, 'store'> = {
         handlers: flags.handlers,
         queues: flags.queues.split(',').map((queue) => queue.trim()),
-        concurrency: toInteger(flags.concurrency, '--concurrency'),
-        prefetch: toInteger(flags.prefetch, '--prefetch'),
+        concurrency: parseInteger(flags.concurrency, '--concurrency'),
+        prefetch: parseInteger(flags.prefetch, '--prefetch'),
         leaseMs: parseDuration(flags.lease, '--lease'),
       }
-      if (flags.limit !== undefined) options.jobLimit = toInteger(flags.limit, '--limit')
+      if (flags.limit !== undefined) options.jobLimit = parseInteger(flags.limit, '--limit')
       if (flags.timeLimit !== undefined) options.timeLimitMs = parseDuration(flags.timeLimit, '--time-limit')
       if (flags.memoryLimit !== undefined) {
         options.memoryLimitBytes = parseByteSize(flags.memoryLimit, '--memory-limit')
@@ -83,13 +85,12 @@ export function registerWork(program: Command): void {
         // The children's lines, forwarded with their job's prefix, go out the same crash-proof way.
         options.pool = { stdout: ferryStdout.toStream(), stderr: ferryStderr.toStream() }
         if (flags.maxJobsPerChild !== undefined) {
-          options.pool.maxJobsPerChild = toInteger(flags.maxJobsPerChild, '--max-jobs-per-child')
+          options.pool.maxJobsPerChild = parseInteger(flags.maxJobsPerChild, '--max-jobs-per-child')
         }
         if (flags.maxRss !== undefined) options.pool.maxRssBytes = parseByteSize(flags.maxRss, '--max-rss')
       }
 
-      const store = await openStoreForJobs(program)
-      try {
+      await withStore(storeForJobs(program), async (store) => {
         const worker = new Worker({ store, ...options })
         // The signal that stopped the worker, which the line saying it is stopping names.
         let stopSignal: NodeJS.Signals | null = null
@@ -127,9 +128,7 @@ export function registerWork(program: Command): void {
             `${snoozed} snoozed, ${leaseLost} lease lost`,
         )
         if (reason === 'store-lost') process.exitCode = 1
-      } finally {
-        await store.close()
-      }
+      })
     })
 }
 
@@ -181,14 +180,6 @@ function stoppingLine(reason: StopReason, runningCount: number, signal: NodeJS.S
   if (runningCount === 0 || reason === 'store-lost') return `ferry: stopping (${why})`
   const again = signal === null ? 'Ctrl-C' : signal === 'SIGINT' ? 'Ctrl-C again' : `${signal} again`
   return `ferry: stopping (${why}) after ${countOf(runningCount, 'running job')}; ${again} to abort them`
-}
-
-function toInteger(text: string, field: string): number {
-  const value = Number(text)
-  if (text.trim() === '' || !Number.isInteger(value)) {
-    throw new ValidationError('invalid_option', field, `must be an integer (got "${text}")`)
-  }
-  return value
 }
 
 function toStrategy(text: string): ExecutionStrategy {

@@ -3,7 +3,7 @@ import pg from 'pg'
 import { StoreClosedError, ValidationError } from '../../core/errors.js'
 import { type ClaimedJob, type Job, type JobError, type JobState, type NewJob } from '../../core/job.js'
 import { giveBack, type Settlement } from '../../core/outcome.js'
-import { assertKnownKeys, assertQueueList, optionKeys } from '../../core/validate.js'
+import { assertInteger, assertKnownKeys, assertQueueList, optionKeys } from '../../core/validate.js'
 import {
   DELIVERY_LEASE_MS,
   type CancelParams,
@@ -296,9 +296,7 @@ export class PostgresStore implements Store {
         `must be 1 to 48 of a-z, 0-9 and _, not starting with a digit or pg_ (got ${JSON.stringify(schema)})`,
       )
     }
-    if (!Number.isInteger(poolSize) || poolSize < 1 || poolSize > 1000) {
-      throw new ValidationError('invalid_option', 'poolSize', 'must be an integer from 1 to 1000')
-    }
+    assertInteger(poolSize, 'poolSize', { min: 1, max: 1000 })
     this.schema = schema
     this.schemaFiles = new PostgresSchema(schema)
     this.channel = `ferry:${schema}`

@@ -1,6 +1,5 @@
 import { availableParallelism } from 'node:os'
-import { ValidationError } from '../../../core/errors.js'
-import { assertKnownKeys, optionKeys } from '../../../core/validate.js'
+import { assertInteger, assertKnownKeys, optionKeys } from '../../../core/validate.js'
 
 /** Options shared by the isolating executors (threads, processes, fork). */
 export interface PoolExecutorOptions {
@@ -96,13 +95,7 @@ export function poolSettings(
   assertKnownKeys(options, keys, field)
   const at = (key: string): string => (field === '' ? key : `${field}.${key}`)
   const count = (value: unknown, key: string): number => {
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-      throw new ValidationError(
-        'invalid_option',
-        at(key),
-        `must be a positive integer (got ${String(value)})`,
-      )
-    }
+    assertInteger(value, at(key), { min: 1 })
     return value
   }
   const maxJobs = options.maxJobsPerChild

@@ -1,0 +1,26 @@
+// The admin layer: the operations the `ferry` command (and a dashboard) run against an open store,
+// and withStore to open one for them. docs/admin.md describes each.
+export { withStore, type StoreTarget } from './with-store.js'
+export {
+  listJobs,
+  getJob,
+  getStats,
+  JOB_COUNT_KEYS,
+  LIST_LIMIT_DEFAULT,
+  RECENT_WINDOW_MS,
+  type GetJobParams,
+  type JobCounts,
+  type QueueCounts,
+  type StatsReport,
+} from './inspect.js'
+export {
+  retryJobs,
+  cancelJobs,
+  purgeJobs,
+  stopWorkers,
+  type RetryJobsResult,
+  type CancelJobsResult,
+  type PurgeJobsResult,
+  type StopWorkersParams,
+  type StopWorkersResult,
+} from './manage.js'

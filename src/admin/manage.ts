@@ -1,0 +1,57 @@
+// The admin operations that change jobs or workers: what `ferry retry`, `cancel`, `purge` and
+// `stop-workers` do, and a dashboard's bulk actions. Each takes an open store and the store's own
+// params, refuses bad ones before anything changes (a malformed job id included, which the store
+// would skip in silence), and says what it did as plain data.
+import { checkCancelParams, checkControlParams, checkPurgeParams, checkRetryParams } from '../store/params.js'
+import type { CancelParams, ControlParams, PurgeParams, RetryParams, Store } from '../store/store.js'
+import { assertJobIds } from './job-ids.js'
+
+export interface RetryJobsResult {
+  /** Dead jobs moved back to ready; ids of jobs that were not dead are not counted. */
+  movedCount: number
+}
+
+/** Runs dead jobs again with fresh attempts: those of `ids`, or `allDead` (of `queue`, if given). */
+export async function retryJobs(store: Store, params: RetryParams): Promise<RetryJobsResult> {
+  checkRetryParams(params)
+  if (params.ids !== undefined) assertJobIds(params.ids, 'ids')
+  return { movedCount: await store.retry(params) }
+}
+
+export interface CancelJobsResult {
+  /** Unfinished jobs ended as dead; finished and unknown ids are not counted. */
+  cancelledCount: number
+}
+
+/** Ends scheduled, ready and active jobs as dead; an active job's worker loses its lease. */
+export async function cancelJobs(store: Store, params: CancelParams): Promise<CancelJobsResult> {
+  checkCancelParams(params)
+  assertJobIds(params.ids, 'ids')
+  return { cancelledCount: await store.cancel(params) }
+}
+
+export interface PurgeJobsResult {
+  deletedCount: number
+}
+
+/** Deletes finished jobs in `state`, finished at least `olderThanMs` ago, of `queue` if given. */
+export async function purgeJobs(store: Store, params: PurgeParams): Promise<PurgeJobsResult> {
+  checkPurgeParams(params)
+  return { deletedCount: await store.purge(params) }
+}
+
+/** The control call's params less the request, which stopWorkers always makes. */
+export type StopWorkersParams = Omit<ControlParams, 'requestStop'>
+
+export interface StopWorkersResult {
+  /** The stop request now in force (epoch ms): workers started before it stop. */
+  stopRequestedAt: number
+}
+
+/** Asks every worker on the store, in any process, to stop after its running jobs. */
+export async function stopWorkers(store: Store, params: StopWorkersParams = {}): Promise<StopWorkersResult> {
+  checkControlParams(params)
+  // The store's answer rather than our clock: it keeps a newer request if one was made.
+  const { stopRequestedAt } = await store.control({ ...params, requestStop: true })
+  return { stopRequestedAt: stopRequestedAt! }
+}

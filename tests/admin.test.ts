@@ -1,0 +1,118 @@
+/**
+ * The admin API (src/admin/) against real SQLite files: what a dashboard or a script gets from each
+ * operation, and what it refuses. The `ferry` commands built on it are tested in tests/cli/.
+ */
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+
+import {
+  cancelJobs,
+  createClient,
+  getJob,
+  getStats,
+  listJobs,
+  purgeJobs,
+  retryJobs,
+  stopWorkers,
+  ValidationError,
+  withStore,
+  type Store,
+} from '../src/index.js'
+import { finishJob } from './cli/cli-harness.js'
+import { tempDatabase } from './support/sqlite-harness.js'
+
+test('listJobs reads as many store pages as its limit takes, and its cursor goes on from there', async (t) => {
+  const store = await tempDatabase(t).open()
+  const enqueued = await createClient({ store }).enqueueMany(
+    Array.from({ length: 1005 }, (_, i) => ({ name: 'task', payload: i })),
+  )
+  const newestFirst = enqueued.map(({ id }) => id).reverse()
+  const first = await listJobs(store, { limit: 1002 })
+  assert.deepEqual(
+    first.jobs.map((job) => job.id),
+    newestFirst.slice(0, 1002),
+  )
+  assert.notEqual(first.nextCursor, null)
+  const rest = await listJobs(store, { limit: 10, cursor: first.nextCursor! })
+  assert.deepEqual(
+    rest.jobs.map((job) => job.id),
+    newestFirst.slice(1002),
+  )
+  assert.equal(rest.nextCursor, null)
+})
+
+test('getStats counts per queue and in total, as plain data that JSON keeps as it is', async (t) => {
+  const store = await tempDatabase(t).open()
+  const client = createClient({ store })
+  await client.enqueue('task', null, { queue: 'mail' })
+  await client.enqueue('task', null, { queue: 'mail' })
+  await client.enqueue('task', null, { queue: 'images', delayMs: 60_000 })
+  await finishJob(store, 'mail', 'dead')
+  const report = await getStats(store, { now: Date.now() })
+  assert.deepEqual(JSON.parse(JSON.stringify(report)), report)
+  const zero = { recentCompletedCount: 0, active: 0, completed: 0 }
+  assert.deepEqual(report.queues, [
+    { queue: 'images', ...zero, ready: 0, scheduled: 1, dead: 0, recentDeadCount: 0 },
+    { queue: 'mail', ...zero, ready: 1, scheduled: 0, dead: 1, recentDeadCount: 1 },
+  ])
+  assert.deepEqual(report.totals, { ...zero, ready: 1, scheduled: 1, dead: 1, recentDeadCount: 1 })
+  assert.equal(report.recentWindowMs, 60_000)
+})
+
+test('retryJobs, cancelJobs, purgeJobs and stopWorkers say what they did', async (t) => {
+  const store = await tempDatabase(t).open()
+  const client = createClient({ store })
+  await client.enqueue('task', null, { queue: 'mail' })
+  const dead = await finishJob(store, 'mail', 'dead')
+  const { id: ready } = await client.enqueue('task', null, { queue: 'mail' })
+  assert.deepEqual(await retryJobs(store, { ids: [dead, ready] }), { movedCount: 1 })
+  assert.deepEqual(await cancelJobs(store, { ids: [dead, '999'] }), { cancelledCount: 1 })
+  assert.deepEqual(await purgeJobs(store, { state: 'dead' }), { deletedCount: 1 })
+  assert.equal(await getJob(store, { id: dead }), null)
+  assert.equal((await getJob(store, { id: ready }))?.state, 'ready')
+  const { stopRequestedAt } = await stopWorkers(store)
+  assert.equal(stopRequestedAt, (await store.control()).stopRequestedAt)
+})
+
+test('a bad param is a ValidationError naming it, and nothing is changed', async (t) => {
+  const store = await tempDatabase(t).open()
+  await createClient({ store }).enqueue('task', null, { queue: 'mail' })
+  const dead = await finishJob(store, 'mail', 'dead')
+  const cases: [() => Promise<unknown>, string][] = [
+    [() => retryJobs(store, { ids: [dead, 'abc'] }), 'ids'],
+    [() => cancelJobs(store, { ids: ['007'] }), 'ids'],
+    [() => getJob(store, { id: '1.5' }), 'id'],
+    [() => listJobs(store, { limit: 0 }), 'limit'],
+    [() => listJobs(store, { limit: 2.5 }), 'limit'],
+    [() => purgeJobs(store, { state: 'active' as 'dead' }), 'state'],
+    [() => getStats(store, { recentWindow: 1 } as object), 'recentWindow'],
+    [() => stopWorkers(store, { at: 1 } as object), 'at'],
+  ]
+  for (const [call, field] of cases) {
+    await assert.rejects(call(), (error) => error instanceof ValidationError && error.field === field)
+  }
+  assert.equal((await getJob(store, { id: dead }))?.state, 'dead')
+  assert.equal((await store.control()).stopRequestedAt, null)
+})
+
+test('withStore closes the store whether its work returns or throws', async (t) => {
+  const { url } = tempDatabase(t)
+  let opened: Store | undefined
+  assert.equal(
+    await withStore({ url }, async (store) => {
+      opened = store
+      return (await getStats(store)).queues.length
+    }),
+    0,
+  )
+  await assert.rejects(opened!.stats(), { code: 'store_closed' })
+  const failure = new Error('the work failed')
+  await assert.rejects(
+    withStore({ url }, async (store) => {
+      opened = store
+      throw failure
+    }),
+    failure,
+  )
+  await assert.rejects(opened!.stats(), { code: 'store_closed' })
+})
