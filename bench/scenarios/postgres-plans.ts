@@ -142,10 +142,10 @@ const STATEMENTS: readonly HotStatement[] = [
   },
   {
     tag: 'settle_and_claim',
-    text: `settle_and_claim: ${BATCH} completed, claim of ${BATCH} (sql/settle-and-claim.sql)`,
+    text: `settle_and_claim: ${BATCH} completed, claim of ${BATCH} (sql/settle-with-claim.sql)`,
     call: onClaimedJobs(
       (jobs) => [...settleArgs(jobs), ['default'], BATCH, LEASE_MS, 'plans', null, null],
-      'settle-and-claim',
+      'settle-with-claim',
     ),
   },
   {
@@ -155,8 +155,8 @@ const STATEMENTS: readonly HotStatement[] = [
   },
   {
     tag: 'take_delivered',
-    text: `take_delivered of ${BATCH} delivered jobs (sql/take-delivered.sql)`,
-    call: onClaimedJobs((jobs) => [ids(jobs), tokens(jobs), LEASE_MS, null], 'take-delivered', {
+    text: `take_delivered of ${BATCH} delivered jobs (sql/renew-delivered.sql)`,
+    call: onClaimedJobs((jobs) => [ids(jobs), tokens(jobs), LEASE_MS, null], 'renew-delivered', {
       delivered: true,
     }),
   },

@@ -37,6 +37,19 @@ export class WakeHub {
     return this.waiters.size
   }
 
+  /** Whether some waiter watches this queue. */
+  watches(queue: string): boolean {
+    for (const waiter of this.waiters) if (waiter.queues.has(queue)) return true
+    return false
+  }
+
+  /** Every queue some waiter watches: what a store's safety net looks at. */
+  watchedQueues(): string[] {
+    const queues = new Set<string>()
+    for (const waiter of this.waiters) for (const queue of waiter.queues) queues.add(queue)
+    return [...queues]
+  }
+
   wait({ queues, signal, timeoutMs }: WaitParams): Promise<WakeReason> {
     if (signal?.aborted) return Promise.resolve('aborted')
     return new Promise<WakeReason>((resolve) => {

@@ -86,7 +86,7 @@ async function runningNamespace(t: TestContext, server: OwnRedisServer) {
   const errors: unknown[] = []
   worker.on('worker:error', (error) => errors.push(error))
   await client.enqueue(JOB, { waiting: true }, { queue: 'elsewhere' })
-  // Waiting, registered for deliveries (lua/wait-check.lua).
+  // Waiting, registered for deliveries (lua/wait-for-work.lua).
   await waitFor(async () => (await admin.hlen(workerStore.keys.waiters)) > 0, 5000, 'the worker to wait')
   return { worker, workerStore, producer, client, admin, errors }
 }

@@ -110,7 +110,7 @@ await whenAvailable(redisUnreachableReason(), () => {
       await sleep(200) // subscribed, and its first look found nothing
       // The subscriber stops hearing the namespace's wake-ups without noticing, as a connection
       // that went away unseen would.
-      const { subscriber } = store as unknown as { subscriber: Redis }
+      const { subscriber } = (store as unknown as { waiting: { subscriber: Redis } }).waiting
       await subscriber.sunsubscribe(store.keys.channel)
       await producer.enqueue({ jobs: [job()] })
       await sleep(300)

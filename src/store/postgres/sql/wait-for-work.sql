@@ -1,4 +1,4 @@
--- waitForWork and waitForJobs: a waiting worker's look at its queues, registering it for delivery
+-- waitForWork, with or without a claim: a waiting worker's look at its queues, registering it for delivery
 -- when given a waiter id (functions/wait-for-work.sql).
 -- Params: $1 queues[]; $2 waiter id (NULL: only look), $3 limit, $4 lease_ms, $5 worker_id,
 --         $6 the store's delivery channel, $7 the lock key of its listening connection,

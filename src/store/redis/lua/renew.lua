@@ -1,6 +1,6 @@
 -- renew: extends leases, each fenced by its token. An expired but not yet recovered lease may
 -- still be renewed, since nobody else can hold the job until recovery. A renewal also ends a
--- delivery for good ('dv'): take-delivered.lua is not persisted, and one lost in a restart must
+-- delivery for good ('dv'): renew-delivered.lua is not persisted, and one lost in a restart must
 -- not make a job that ran look never taken.
 -- include: lib/prelude.lua, lib/namespace-check.lua
 -- KEYS, ARGV 1-9: the common layout (prelude.lua).

@@ -2,14 +2,14 @@
 -- then priority (higher first), then runAt, then id, and leases them: one call, one round trip,
 -- whatever the number of queues. Due scheduled jobs of those queues are promoted first (at most
 -- PROMOTE_MAX per queue per call), so they take their place in line. Included by claim.lua,
--- settle-and-claim.lua and enqueue.lua (for lib/deliver.lua).
+-- settle-with-claim.lua and enqueue.lua (for lib/deliver.lua).
 -- claim_args(i) reads claim_jobs's arguments from ARGV[i]: limit, leaseMs, workerId, lease token
 --   base (random, from the client: each job's token is base.n), queue count, then the queues in
 --   order: as many as the caller likes (10,000 in tests/store/many-queues.test.ts): never
 --   unpack()ed whole; then the names count (0: every name), then the names (ClaimParams.names:
 --   only jobs of these). (deliver.lua calls claim_jobs with a waiter's own registration instead,
 --   and `delivered`: the jobs are then marked 'dv' = 1 until the waiter takes them,
---   take-delivered.lua.)
+--   renew-delivered.lua.)
 -- An id whose job hash is gone (evicted: prelude.lua, forget_job) is dropped from its zset and
 --   skipped; the claim takes the next job in line instead.
 -- claim_jobs returns the jobs leased, each as job_reply gives it (prelude.lua), in claim order.

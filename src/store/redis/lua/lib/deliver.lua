@@ -1,8 +1,8 @@
--- deliver: hands the jobs an enqueue made ready to workers waiting for them (waitForJobs), so a
+-- deliver: hands the jobs an enqueue made ready to workers waiting for them (waitForWork with a claim), so a
 -- waiting worker starts them without a claim of its own: the enqueue's one AOF write and fsync
 -- covers their leases too, and the jobs travel with the wake-up. Included by enqueue.lua, after
 -- lib/claim-core.lua (its claim_jobs); enqueue.lua calls deliver_to_waiters before publish_wakes.
--- A waiter is registered by wait-check.lua and ended by unwait.lua or by its delivery; its
+-- A waiter is registered by wait-for-work.lua and ended by wait-for-work-end.lua or by its delivery; its
 -- registration (K_WAITERS, JSON): c its store's delivery channel, l limit, m leaseMs, w workerId,
 -- t lease token base (fresh per wait), q its queues in order, n the only names it claims (absent:
 -- every name; a waiter none of whose names is among the new jobs is handed nothing).
@@ -17,7 +17,7 @@
 -- Waiter writes are neither persisted nor replicated (REPL_NONE): they describe connections.
 -- A delivered job holds a delivery lease of DELIVERY_LEASE_MS at most (the waiter's own lease if
 -- shorter; src/store/store.ts has the same constant) and is marked delivered ('dv'), until its
--- waiter takes it (take-delivered.lua) before it starts it: one a frozen or stalled waiter never
+-- waiter takes it (renew-delivered.lua) before it starts it: one a frozen or stalled waiter never
 -- takes goes back in line with its attempt given back (recover-expired.lua).
 
 local DELIVERY_MAX_BYTES = 1000000

@@ -1,6 +1,6 @@
 -- settle-core: settle_items applies a batch of settlements, each fenced by its lease token: an item
 -- whose job is not active under that token changes nothing and reports lease lost. Included by
--- settle.lua and settle-and-claim.lua.
+-- settle.lua and settle-with-claim.lua.
 -- settle_items(i) reads from ARGV[i]: item count, then five per item:
 --   kind ('completed'|'retry'|'snoozed'|'dead'), id, lease token,
 --   runAt (retry, snoozed; else ''), data (completed: result JSON or '' for none; retry, dead:

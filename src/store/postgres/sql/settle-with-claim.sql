@@ -1,4 +1,4 @@
--- settleAndClaim: settle then claim in one transaction and one round trip
+-- settle with a claim: settle then claim in one transaction and one round trip
 -- (functions/settle-and-claim.sql).
 -- Params: $1..$6 as settle.sql, $7 queues[], $8 limit, $9 lease_ms, $10 worker_id, $11 now (ms or NULL),
 --         $12 names[] (as claim.sql)

@@ -1,4 +1,4 @@
--- waitForJobs: the jobs of a delivery too large for its notification, which named them by id
+-- waitForWork with a claim: the jobs of a delivery too large for its notification, which named them by id
 -- (functions/deliver.sql). They are leased to the waiter already; one that is no
 -- longer active (cancelled meanwhile) is left out.
 -- Params: $1 id[] (claim order)

@@ -1,4 +1,4 @@
--- requestStop: asks every running worker to stop gracefully, and wakes the waiting ones. Workers
+-- control with requestStop: asks every running worker to stop gracefully, and wakes the waiting ones. Workers
 -- compare the value with the one they saw at start, so it must change with every request, even
 -- from a host whose clock is behind: it moves to now or 1 ms past the previous request.
 -- include: lib/prelude.lua, lib/namespace-check.lua

@@ -1,4 +1,4 @@
--- clampLeases: leases renewed at a later time than now, which only a server clock that went back
+-- recoverExpired with clampLeases, first: leases renewed at a later time than now, which only a server clock that went back
 -- can show, each moved to expire its own length from now. Without this, a worker that died just
 -- after a backward step would keep its job until the clock caught up (an hour's step: an hour).
 -- Params: $1 now (ms or NULL)

@@ -1,6 +1,6 @@
 -- waitForWork: run once the waiter is subscribed. Is work waiting on these queues already (a ready
 -- job, or a scheduled one that is due)? Else, when is the next scheduled job of these queues due?
--- And if the wait is a waitForJobs, registers the waiter for deliveries (deliver.lua), in the
+-- And if the wait has a claim, registers the waiter for deliveries (deliver.lua), in the
 -- same step, so nothing enqueued between the check and the registration goes unseen.
 -- include: lib/prelude.lua, lib/namespace-check.lua
 -- KEYS, ARGV 1-9: the common layout (prelude.lua).

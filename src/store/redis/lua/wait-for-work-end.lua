@@ -1,4 +1,4 @@
--- unwait: ends waiters' registrations (wait-check.lua): a wait that ended without a delivery, or
+-- waitForWork with a claim, at its end: ends waiters' registrations (wait-for-work.lua): a wait that ended without a delivery, or
 -- every waiter of a store that is closing. Not persisted nor replicated (deliver.lua).
 -- include: lib/prelude.lua, lib/namespace-check.lua
 -- KEYS, ARGV 1-9: the common layout (prelude.lua).

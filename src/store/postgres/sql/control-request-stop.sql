@@ -1,4 +1,4 @@
--- requestStop: asks every running worker to stop gracefully, and wakes the waiting ones in every
+-- control with requestStop: asks every running worker to stop gracefully, and wakes the waiting ones in every
 -- process ('*'). Workers compare the value with the one they saw at start, so it must change with
 -- every request, even from a host whose clock is behind: it moves to now or one millisecond past
 -- the previous request, whichever is later.

@@ -1,4 +1,4 @@
--- takeDelivered: a worker takes jobs it was handed (deliver.lua) before it starts them: each gets
+-- renew with delivered: a worker takes jobs it was handed (deliver.lua) before it starts them: each gets
 -- the worker's lease and stops being a delivery. Fenced by the token; a job whose delivery lease
 -- ran out and was put back (or claimed again) is not this worker's any more.
 -- Neither persisted nor replicated (REPL_NONE): the delivery that leased the job was, and a take

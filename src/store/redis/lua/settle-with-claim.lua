@@ -1,4 +1,4 @@
--- settleAndClaim: settle_items, then claim_jobs, in one script: a busy worker's usual step costs one
+-- settle with a claim: settle_items, then claim_jobs, in one script: a busy worker's usual step costs one
 -- round trip and one AOF write.
 -- include: lib/prelude.lua, lib/namespace-check.lua, lib/settle-core.lua, lib/claim-core.lua
 -- KEYS, ARGV 1-9: the common layout (prelude.lua).

@@ -1,0 +1,207 @@
+/**
+ * Redis's arguments and replies, to and from Ferry's jobs: a job as the scripts return it (its id,
+ * then the fields of lua/lib/prelude.lua's JOB_FIELDS), the flat arguments of enqueue, claim and
+ * settle (a whole batch in one script call), and a delivery's message.
+ */
+import { ValidationError } from '../../core/errors.js'
+import type { ClaimedJob, Job, JobError, NewJob } from '../../core/job.js'
+import type { Settlement } from '../../core/outcome.js'
+import { assertName } from '../../core/validate.js'
+import type { Delivery } from '../kernel/delivery.js'
+import { jobIdCheck } from '../kernel/job-ids.js'
+import { toClaimedJob } from '../kernel/jobs.js'
+import { newLeaseTokenBase } from '../kernel/lease-tokens.js'
+import { checkSettlements, foldResults } from '../kernel/settlements.js'
+import type { StatsCount } from '../kernel/stats.js'
+import type { ClaimParams, SettleResult } from '../store.js'
+import { jobFields } from './generated/assets.js'
+
+/** Ids are drawn by INCRBY and travel through Lua's doubles: at most 16 digits stay exact. */
+export const isJobId = jobIdCheck(16)
+
+/**
+ * A job as the scripts return it: its id, then JOB_FIELDS in order, null where absent. The list is
+ * lua/lib/prelude.lua's, generated at embed time, so the scripts and this decoder cannot disagree
+ * on the order.
+ */
+export type JobReply = readonly (string | number | null)[]
+
+export const JOB_FIELDS: readonly string[] = jobFields
+
+/** Each field's position in a JobReply (the id is 0). */
+export const AT = Object.fromEntries(JOB_FIELDS.map((field, i) => [field, i + 1])) as Record<string, number>
+
+export function toJob(reply: JobReply): Job {
+  const text = (field: string): string | null => {
+    const value = reply[AT[field]!]
+    return value === null || value === undefined ? null : String(value)
+  }
+  const numberOr = (field: string, absent: number | null): number | null => {
+    const value = reply[AT[field]!]
+    return value === null || value === undefined ? absent : Number(value)
+  }
+  const createdAt = Number(reply[AT.c!])
+  const lastError = text('e')
+  const result = text('r')
+  return {
+    id: String(reply[0]),
+    queue: text('q')!,
+    name: text('n')!,
+    payload: JSON.parse(text('p')!) as unknown,
+    state: text('s') as Job['state'],
+    priority: Number(reply[AT.pr!]),
+    runAt: Number(reply[AT.ra!]),
+    attempts: numberOr('a', 0)!,
+    maxAttempts: Number(reply[AT.ma!]),
+    timeoutMs: numberOr('to', null),
+    uniqueKey: text('uk'),
+    lastError: lastError === null ? null : (JSON.parse(lastError) as JobError),
+    result: result === null ? null : (JSON.parse(result) as unknown),
+    workerId: text('w'),
+    leaseExpiresAt: numberOr('le', null),
+    createdAt,
+    updatedAt: numberOr('u', createdAt)!,
+    finishedAt: numberOr('f', null),
+  }
+}
+
+export function toClaimedReply(reply: JobReply): ClaimedJob {
+  return toClaimedJob(toJob(reply), String(reply[AT.lt!]))
+}
+
+/** An integer as Redis and Lua read it back exactly (no exponent). */
+export function integer(value: number): string {
+  return Number.isSafeInteger(value) ? String(value) : Math.round(value).toFixed(0)
+}
+
+/**
+ * The enqueue script's arguments, two per job: its meta ("queue,name,priority,runAt,delayMs,
+ * maxAttempts,timeoutMs,uniqueKey") and its payload. Refused whole above maxBytes.
+ */
+export function enqueueArgs(jobs: readonly NewJob[], maxBytes: number): string[] {
+  const args: string[] = new Array(jobs.length * 2)
+  // The command's length in UTF-16 units (never more than its UTF-8 bytes, which the Client
+  // checks against maxCallBytes): a call past V8's string ceiling would fail inside ioredis.
+  let length = 0
+  for (let i = 0; i < jobs.length; i++) {
+    const job = jobs[i]!
+    // Names reach key names and the comma-separated meta: only the validated alphabet may.
+    assertName(job.queue, `jobs[${i}].queue`)
+    assertName(job.name, `jobs[${i}].name`)
+    args[2 * i] =
+      `${job.queue},${job.name},${integer(job.priority)},${job.runAt === null ? '' : integer(job.runAt)},` +
+      `${integer(job.delayMs)},${integer(job.maxAttempts)},${job.timeoutMs === null ? '' : integer(job.timeoutMs)},` +
+      (job.uniqueKey ?? '')
+    args[2 * i + 1] = job.payload
+    length += args[2 * i]!.length + job.payload.length
+  }
+  if (length > maxBytes) {
+    throw new ValidationError(
+      'payload_too_large',
+      'jobs',
+      `${jobs.length} jobs of ${length} characters in all are more than one enqueue to Redis can carry (${maxBytes} bytes): enqueue them in smaller batches`,
+    )
+  }
+  return args
+}
+
+export function claimArgs({ queues, names = [], limit, leaseMs, workerId }: ClaimParams): string[] {
+  return [
+    String(limit),
+    String(leaseMs),
+    workerId,
+    newLeaseTokenBase(),
+    String(queues.length),
+    ...queues,
+    String(names.length),
+    ...names,
+  ]
+}
+
+/** The settle script's arguments; `sent` maps its results back to the input (a malformed id is lost). */
+export function settleArgs(settlements: readonly Settlement[]): { args: string[]; sent: number[] } {
+  checkSettlements(settlements)
+  const args: string[] = ['0']
+  const sent: number[] = []
+  settlements.forEach((s, i) => {
+    if (!isJobId(s.id) || typeof s.leaseToken !== 'string') return
+    switch (s.kind) {
+      case 'completed':
+        args.push('completed', s.id, s.leaseToken, '', s.result === undefined ? '' : JSON.stringify(s.result))
+        break
+      case 'retry':
+      case 'snoozed':
+        args.push(
+          s.kind,
+          s.id,
+          s.leaseToken,
+          integer(s.runAt),
+          s.kind === 'retry' ? JSON.stringify(s.error) : '',
+        )
+        break
+      case 'dead':
+        args.push('dead', s.id, s.leaseToken, '', JSON.stringify(s.error))
+        break
+    }
+    sent.push(i)
+  })
+  args[0] = String(sent.length)
+  return { args, sent }
+}
+
+/** Per-item results: 'ok' for the items sent (at `sent`) that the script answered 1 for. */
+export function mergeSettled(
+  sent: readonly number[],
+  reply: readonly number[],
+  count: number,
+): SettleResult[] {
+  return foldResults(count, 'lease_lost', [['ok', sent.filter((_, n) => reply[n] === 1)]])
+}
+
+/** What each of the counts after a queue's name in lua/stats.lua's reply is of, in order. */
+const STATS_ROW = [
+  'ready',
+  'scheduled',
+  'active',
+  'completed',
+  'dead',
+  'recentCompleted',
+  'recentDead',
+] as const satisfies readonly StatsCount['of'][]
+
+/** stats.lua's reply as counts: per queue, its name, then a count of each of STATS_ROW in that order. */
+export function statsCounts(rows: readonly (string | number)[]): StatsCount[] {
+  const counts: StatsCount[] = []
+  // Per queue: its name, then a count of each of STATS_ROW in that order (lua/stats.lua).
+  for (let i = 0; i < rows.length; i += STATS_ROW.length + 1) {
+    const values = rows.slice(i + 1, i + 1 + STATS_ROW.length).map(Number)
+    // The script lists every queue it knows; one that holds no job is left out, as elsewhere.
+    if (values.slice(0, 5).every((count) => count === 0)) continue
+    const queue = String(rows[i])
+    STATS_ROW.forEach((of, k) => counts.push({ queue, of, count: values[k]! }))
+  }
+  return counts
+}
+
+/**
+ * Jobs an enqueue claimed for one of this store's waiters (lua/lib/deliver.lua): '<waiter id> <JSON
+ * jobs>', or '<waiter id> #<id>,<id>…' when they were too large to send, to be read. Null for a
+ * message it cannot read.
+ */
+export function decodeDelivery(message: string): Delivery | null {
+  try {
+    const space = message.indexOf(' ')
+    const waiterId = message.slice(0, space)
+    const body = message.slice(space + 1)
+    if (body.startsWith('#')) return { waiterId, ids: body.slice(1).split(',').filter(isJobId) }
+    // Lua's nil travels as false in JSON.
+    const replies = JSON.parse(body) as (string | number | false)[][]
+    return {
+      waiterId,
+      jobs: replies.map((reply) => toClaimedReply(reply.map((value) => (value === false ? null : value)))),
+    }
+  } catch {
+    // Unreadable: its leases run out and recoverExpired puts the jobs back.
+    return null
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * The Redis store's scripts (lua/*.lua, embedded at build time into generated/assets.ts): loaded
+ * into the server's cache at open, run with EVALSHA, and sent again with EVAL when the server
+ * answers NOSCRIPT (after a restart, a failover or SCRIPT FLUSH). Their return codes and Redis's
+ * errors become Ferry's here, and only here. The key layouts lua/migrate.lua knows are listed here
+ * too: they are the namespace's migrations.
+ */
+import { Cluster, type Redis } from 'ioredis'
+import { createHash } from 'node:crypto'
+
+import { type FerryError, StoreUnavailableError } from '../../core/errors.js'
+import { wrapDriverError } from '../kernel/driver-errors.js'
+import { numberedSteps, type SchemaStep, SchemaVersions } from '../kernel/migrations.js'
+import { messageOf } from '../params.js'
+import { scripts } from './generated/assets.js'
+import { integer } from './redis-encoding.js'
+import type { RedisKeys } from './keys.js'
+
+export type ScriptName = keyof typeof scripts
+
+interface Script {
+  name: ScriptName
+  source: string
+  sha: string
+}
+
+/** Every script, as its lua/*.lua file composes it from its includes (scripts/embed-assets.mjs). */
+const SCRIPTS = Object.fromEntries(
+  Object.entries(scripts).map(([name, source]) => [
+    name,
+    { name, source, sha: createHash('sha1').update(source).digest('hex') },
+  ]),
+) as Record<ScriptName, Script>
+
+/**
+ * The key layouts lua/migrate.lua knows, in order: the namespace's version is how many it has
+ * (`ferry migrate` lists those it applied by these names).
+ */
+export const KEY_LAYOUTS: readonly string[] = [
+  '0001_key-layout',
+  '0002_instance-marker',
+  '0003_ready-by-name',
+]
+const LAYOUT_STEPS = numberedSteps(KEY_LAYOUTS)
+
+/** The key layouts as a namespace's migrations, and the errors that name it. */
+export function layoutVersions(keys: RedisKeys): SchemaVersions<SchemaStep> {
+  return new SchemaVersions(LAYOUT_STEPS, {
+    subject: `Redis namespace ${keys.namespace}`,
+    versionNoun: 'key layout version',
+  })
+}
+/** Script return codes and Redis errors become Ferry errors here, and only here. */
+export function toStoreError(error: unknown, operation: string, keys: RedisKeys): unknown {
+  return wrapDriverError(error, (error) => describeError(error, operation, keys))
+}
+
+function describeError(error: unknown, operation: string, keys: RedisKeys): string | FerryError {
+  const message = messageOf(error)
+  const coded = /FERRY (\w+) ?(.*)/.exec(message)
+  if (coded?.[1] === 'schema_too_new') return layoutVersions(keys).tooNew(Number(coded[2]))
+  if (coded?.[1] === 'namespace_lost') {
+    // lua/lib/prelude.lua: the namespace's instance marker is not the one this store opened.
+    const what =
+      coded[2] === 'replaced'
+        ? `its instance marker (${keys.instance}) is not the one this store opened: the server was emptied and another process has started a fresh namespace there since`
+        : `its instance marker (${keys.instance}) is missing: the server was emptied (FLUSHALL or FLUSHDB, a restart or failover without persistence) or the namespace's keys were deleted`
+    return new StoreUnavailableError(
+      `Redis (${operation}): namespace '${keys.namespace}' is gone from under this store: ${what}. The jobs it held are lost; Ferry does not recreate the namespace under running workers. Restart the workers and producers: a new process opens a fresh namespace`,
+      { cause: error, retryable: false },
+    )
+  }
+  return `Redis (${operation}): ${message}`
+}
+
+/** Runs the scripts on a store's connection, with the arguments every script takes first. */
+export class RedisScripts {
+  /**
+   * The namespace's instance marker, read at open (lua/migrate.lua) and passed to every script,
+   * which refuses to run on a namespace with another or none (lua/lib/prelude.lua). '' until then.
+   */
+  instance = ''
+  private readonly prefixArgs: readonly string[]
+
+  constructor(
+    private readonly redis: Redis | Cluster,
+    private readonly keys: RedisKeys,
+    private readonly allowEviction: boolean,
+  ) {
+    this.prefixArgs = [...keys.scriptKeys, ...keys.scriptPrefixes]
+  }
+
+  /**
+   * Puts every script in the server's cache, so that calls run by SHA from the first one. Else the
+   * first burst after a start went twice: calls pipelined before the first NOSCRIPT came back all
+   * failed, and were sent again whole, with the script's source (run()). A cache is per node: on a
+   * cluster, every master's is filled; a node that lacks a script later (a restart, a failover)
+   * gets it from run(). Where SCRIPT is not allowed (an ACL), run() does the same.
+   */
+  async load(): Promise<void> {
+    const nodes = this.redis instanceof Cluster ? this.redis.nodes('master') : [this.redis]
+    const sources = Object.values(SCRIPTS).map((script) => script.source)
+    await Promise.all(
+      nodes.flatMap((node) => sources.map((source) => node.call('SCRIPT', 'LOAD', source))),
+    ).catch(() => {})
+  }
+
+  /** Runs a script: EVALSHA, and EVAL (which caches it again) when the server does not know it. */
+  async run(name: ScriptName, now: number | undefined, args: readonly (string | number)[]): Promise<unknown> {
+    const script = SCRIPTS[name]
+    const nowArg = now === undefined ? '' : integer(now)
+    // Arrays, never spread into a call: a batch of 10,000 jobs is 20,000 arguments.
+    const rest = [
+      this.keys.scriptKeys.length,
+      ...this.prefixArgs,
+      nowArg,
+      this.instance,
+      this.allowEviction ? '1' : '',
+    ].concat(args)
+    try {
+      try {
+        return await this.redis.call('EVALSHA', [script.sha].concat(rest as string[]))
+      } catch (error) {
+        if (!messageOf(error).startsWith('NOSCRIPT')) throw error
+        return await this.redis.call('EVAL', [script.source].concat(rest as string[]))
+      }
+    } catch (error) {
+      throw toStoreError(error, name, this.keys)
+    }
+  }
+}
