@@ -25,7 +25,11 @@ import { getExistingJob } from '../support/store-calls.js'
 import { createWorker, fixtureHandlers, type StartedWorker } from '../support/workers.js'
 
 const SCRIPTED = fixtureHandlers('scripted.ts')
-const BACKOFF = { baseMs: 20, maxMs: 50 }
+// Long enough that a failed attempt's settle commits before its retry is due: the first test reads
+// the stored job when the failure is reported, and a retry already due would be claimed again by
+// the same commit (the worker settles and claims in one transaction). At 20 ms that happened on a
+// loaded machine.
+const BACKOFF = { baseMs: 100, maxMs: 250 }
 
 interface Setup extends StartedWorker {
   store: SqliteStore

@@ -1,7 +1,7 @@
 import type pg from 'pg'
 
 import { ValidationError } from '../../core/errors.js'
-import { type ClaimedJob, type JobError, type JobState, type NewJob } from '../../core/job.js'
+import { type ClaimedJob, type JobState, type NewJob } from '../../core/job.js'
 import {
   type CancelParams,
   type ClaimParams,
@@ -41,9 +41,11 @@ import {
   RECOVER_LIMIT_DEFAULT,
 } from '../params.js'
 import { assertOpen } from '../kernel/assert-open.js'
+import { cancelledError } from '../kernel/cancel.js'
 import { compareIds } from '../kernel/job-ids.js'
 import { purgeInChunks } from '../kernel/purge.js'
 import { checkSettlements, foldResults } from '../kernel/settlements.js'
+import { preparedOrClosed, usedThenClosed } from '../kernel/lifecycle.js'
 import { foldStats } from '../kernel/stats.js'
 import {
   binaryTextArray,
@@ -118,16 +120,11 @@ export class PostgresStore implements Store {
   static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
     // Before connecting: a misspelt option must not migrate a schema it did not mean.
     assertPostgresOptionKeys(options)
-    const store = new PostgresStore(options)
-    try {
+    return preparedOrClosed(new PostgresStore(options), async (store) => {
       if (options.migrate ?? true) await store.migrate()
       else await store.assertSchemaCurrent()
       await store.control()
-    } catch (error) {
-      await store.close()
-      throw error
-    }
-    return store
+    })
   }
 
   /**
@@ -136,12 +133,7 @@ export class PostgresStore implements Store {
    */
   static async applyMigrations(options: PostgresStoreOptions): Promise<MigrateResult> {
     assertPostgresOptionKeys(options)
-    const store = new PostgresStore(options)
-    try {
-      return await store.migrate()
-    } finally {
-      await store.close()
-    }
+    return usedThenClosed(new PostgresStore(options), (store) => store.migrate())
   }
 
   private constructor(options: PostgresStoreOptions) {
@@ -444,7 +436,7 @@ export class PostgresStore implements Store {
     const { ids, now } = params
     const idList = ids.filter(isJobId)
     if (idList.length === 0) return 0
-    const error: JobError = { kind: 'cancelled', message: 'cancelled by an operator' }
+    const error = cancelledError()
     const [row] = await this.db.query<{ count: number }>(this.texts.cancel, [
       idList,
       JSON.stringify(error),

@@ -20,7 +20,7 @@
 import type { Cluster, Redis } from 'ioredis'
 import { randomBytes } from 'node:crypto'
 import { MigrationRequiredError } from '../../core/errors.js'
-import type { ClaimedJob, Job, JobError, JobId } from '../../core/job.js'
+import type { ClaimedJob, Job, JobId } from '../../core/job.js'
 import type {
   CancelParams,
   ClaimParams,
@@ -61,8 +61,10 @@ import {
   transactionRefused,
 } from '../params.js'
 import { assertOpen } from '../kernel/assert-open.js'
+import { cancelledError } from '../kernel/cancel.js'
 import { compareIds } from '../kernel/job-ids.js'
 import { purgeInChunks } from '../kernel/purge.js'
+import { preparedOrClosed, usedThenClosed } from '../kernel/lifecycle.js'
 import { foldStats } from '../kernel/stats.js'
 import { redisKeys, type RedisKeys } from './keys.js'
 import {
@@ -134,8 +136,7 @@ export class RedisStore implements Store {
   private closed = false
 
   static async open(options: RedisStoreOptions = {}): Promise<RedisStore> {
-    const store = new RedisStore(options)
-    try {
+    return preparedOrClosed(new RedisStore(options), async (store) => {
       await store.connect()
       // Before anything is written: a server that may evict keys is refused unless allowed.
       const warn = options.onWarning ?? emitWarningOnce
@@ -145,11 +146,7 @@ export class RedisStore implements Store {
       else await store.assertLayoutCurrent()
       await store.control()
       await checkPersistence(store.redis, warn)
-    } catch (error) {
-      await store.close()
-      throw error
-    }
-    return store
+    })
   }
 
   /**
@@ -158,14 +155,11 @@ export class RedisStore implements Store {
    * keys is refused as open() refuses it.
    */
   static async applyMigrations(options: RedisStoreOptions = {}): Promise<MigrateResult> {
-    const store = new RedisStore(options)
-    try {
+    return usedThenClosed(new RedisStore(options), async (store) => {
       await store.connect()
       if (!store.allowEviction) await checkEvictionPolicy(store.redis, options.onWarning ?? emitWarningOnce)
-      return await store.migrate()
-    } finally {
-      await store.close()
-    }
+      return store.migrate()
+    })
   }
 
   private constructor(options: RedisStoreOptions) {
@@ -413,7 +407,7 @@ export class RedisStore implements Store {
     const { ids, now } = params
     const valid = ids.filter(isJobId)
     if (valid.length === 0) return 0
-    const error: JobError = { kind: 'cancelled', message: 'cancelled by an operator' }
+    const error = cancelledError()
     return (await this.scripts.run('cancel', now, [JSON.stringify(error), ...valid])) as number
   }
 

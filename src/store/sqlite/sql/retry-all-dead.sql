@@ -1,4 +1,4 @@
--- retry --all-dead: every dead job (of one queue, if given) runs again with fresh attempts.
+-- retry with allDead: every dead job (of one queue, if given) runs again with fresh attempts.
 -- Params: :queue (or NULL), :now
 -- Returns: queue of each job moved.
 -- Uses: ferry_jobs_finished (state = 'dead').

@@ -1,0 +1,65 @@
+/**
+ * The claim's transaction body, shared by claim() and settle()'s claim: due scheduled jobs become
+ * ready, then the next ready ones are read queue by queue (sql/claim-next.sql, or
+ * sql/claim-next-named.sql per name) and leased all at once (sql/claim.sql). It runs inside a
+ * write transaction of the caller's, on every busy worker's step: its statements are prepared once
+ * and reused, and its cost is the jobs it takes, not the backlog.
+ */
+import type { ClaimParams } from '../store.js'
+import { newLeaseTokenBase } from '../kernel/lease-tokens.js'
+import type { JobRow } from './job-rows.js'
+import type { SqliteConnection } from './sqlite-connection.js'
+
+/** The rows leased, in claim order. */
+export function claimRows(
+  connection: SqliteConnection,
+  { queues, names, limit, leaseMs, workerId }: ClaimParams,
+  at: number,
+): JobRow[] {
+  connection.statement('claim-promote-due').run({ now: at })
+  const nextIds = connection.statement('claim-next').pluck()
+  const ids: number[] = []
+  for (const queue of queues) {
+    const remaining = limit - ids.length
+    if (remaining <= 0) break
+    const next =
+      names === undefined
+        ? (nextIds.all({ queue, limit: remaining }) as number[])
+        : nextIdsNamed(connection, queue, names, remaining)
+    for (const id of next) ids.push(id)
+  }
+  if (ids.length === 0) return []
+  const leased = connection.statement('claim').all({
+    ids: JSON.stringify(ids),
+    token_base: newLeaseTokenBase(),
+    lease_expires_at: at + leaseMs,
+    worker_id: workerId,
+    now: at,
+  }) as JobRow[]
+  // RETURNING gives no order: restore the claim order.
+  const position = new Map(ids.map((id, i) => [id, i]))
+  return leased.sort((a, b) => position.get(a.id)! - position.get(b.id)!)
+}
+
+/**
+ * The ids of the next `limit` ready jobs of one queue among these names, in claim order: the
+ * first `limit` of each name (one index range each, ferry_jobs_ready_by_name), merged. Jobs of
+ * other names cost nothing, however many stand ahead.
+ */
+function nextIdsNamed(
+  connection: SqliteConnection,
+  queue: string,
+  names: readonly string[],
+  limit: number,
+): number[] {
+  const nextOfName = connection.statement('claim-next-named')
+  type Candidate = { id: number; priority: number; run_at: number }
+  const candidates: Candidate[] = []
+  for (const name of names) {
+    for (const row of nextOfName.all({ queue, name, limit }) as Candidate[]) candidates.push(row)
+  }
+  if (names.length > 1) {
+    candidates.sort((a, b) => b.priority - a.priority || a.run_at - b.run_at || a.id - b.id)
+  }
+  return candidates.slice(0, limit).map((row) => row.id)
+}

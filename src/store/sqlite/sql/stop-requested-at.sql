@@ -1,4 +1,0 @@
--- stopRequestedAt: when workers were last asked to stop.
--- Params: none
--- Returns: at, or no row when nobody ever asked.
-SELECT at FROM ferry_control WHERE key = 'stop'
