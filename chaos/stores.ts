@@ -4,10 +4,11 @@
  * - sqlite: a new database file in the run's directory
  * - postgres: a new database on the server of FERRY_TEST_POSTGRES_URL, dropped afterwards
  * - redis: a redis-server of its own on a free port, with AOF and appendfsync always, stopped afterwards
+ *   (tests/support/redis-server.ts, as the tests and benchmarks start theirs)
  */
-import { spawn } from 'node:child_process'
-import { createServer } from 'node:net'
 import { join } from 'node:path'
+
+import { startRedisServer } from '../tests/support/redis-server.js'
 
 export const STORE_KINDS = ['sqlite', 'postgres', 'redis'] as const
 export type StoreKind = (typeof STORE_KINDS)[number]
@@ -58,53 +59,6 @@ async function setUpPostgres(): Promise<ChaosStore> {
 }
 
 async function setUpRedis(dir: string): Promise<ChaosStore> {
-  const port = await freePort()
-  const server = spawn(
-    'redis-server',
-    [
-      ...['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', ''],
-      ...['--appendonly', 'yes', '--appendfsync', 'always', '--maxmemory-policy', 'noeviction'],
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  )
-  const exited = new Promise<void>((resolve) => server.on('exit', () => resolve()))
-  await new Promise<void>((resolve, reject) => {
-    let output = ''
-    const timer = setTimeout(() => reject(new Error(`redis-server did not start:\n${output}`)), 10_000)
-    server.on('error', (error) => {
-      clearTimeout(timer)
-      reject(error)
-    })
-    server.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString()
-      if (output.includes('Ready to accept connections')) {
-        clearTimeout(timer)
-        resolve()
-      }
-    })
-  })
-  server.stdout!.resume()
-  server.stderr!.resume()
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    async teardown() {
-      server.kill('SIGTERM')
-      await exited
-    },
-  }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer()
-    probe.once('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address()
-      probe.close(() =>
-        typeof address === 'object' && address !== null
-          ? resolve(address.port)
-          : reject(new Error('no port')),
-      )
-    })
-  })
+  const server = await startRedisServer({ dir })
+  return { url: server.url, teardown: () => server.close() }
 }

@@ -47,7 +47,7 @@ const files = filters.length === 0 ? ordered : ordered.filter((file) => filters.
 
 /**
  * The environment that puts the run on the ioredis major asked for: 6 (the `ioredis` dev
- * dependency, the default) or 5 (the `ioredis5` alias, through tests/helpers/use-ioredis5.mjs).
+ * dependency, the default) or 5 (the `ioredis5` alias, through tests/support/use-ioredis5.mjs).
  * Through NODE_OPTIONS, so that the `ferry` processes the tests start use it too.
  */
 function ioredisEnv(major = '6') {
@@ -56,7 +56,7 @@ function ioredisEnv(major = '6') {
     console.error(`run-tests: FERRY_TEST_IOREDIS must be 5 or 6 (got ${JSON.stringify(major)})`)
     process.exit(1)
   }
-  const hook = pathToFileURL(join(root, 'tests/helpers/use-ioredis5.mjs')).href
+  const hook = pathToFileURL(join(root, 'tests/support/use-ioredis5.mjs')).href
   return { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${hook}`.trim() }
 }
 

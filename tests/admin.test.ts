@@ -19,7 +19,7 @@ import {
   type Store,
 } from '../src/index.js'
 import { finishJob } from './cli/cli-harness.js'
-import { tempDatabase } from './helpers/sqlite-harness.js'
+import { tempDatabase } from './support/sqlite-harness.js'
 
 test('listJobs reads as many store pages as its limit takes, and its cursor goes on from there', async (t) => {
   const store = await tempDatabase(t).open()

@@ -6,9 +6,9 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { SCENARIOS } from '../bench/lib/registry.js'
 import { storeOf, type BenchStoreKind } from '../bench/lib/types.js'
-import { postgresUnreachableReason } from './helpers/postgres-harness.js'
-import { redisServerMissingReason } from './helpers/redis-harness.js'
-import { skipUnlessAvailable } from './helpers/services.js'
+import { postgresUnreachableReason } from './support/postgres-harness.js'
+import { redisServerMissingReason } from './support/redis-harness.js'
+import { skipUnlessAvailable } from './support/services.js'
 
 // Benchmarks report numbers; this only checks that every scenario still runs and measures
 // something, so they never rot. No timing is asserted.
@@ -16,7 +16,7 @@ import { skipUnlessAvailable } from './helpers/services.js'
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const RESULTS = new URL('../bench/RESULTS.md', import.meta.url)
 
-/** Why the scenarios of a store cannot run here, or null (tests/helpers/services.ts applies the rule). */
+/** Why the scenarios of a store cannot run here, or null (tests/support/services.ts applies the rule). */
 const MISSING: Partial<Record<BenchStoreKind, () => Promise<string | null>>> = {
   postgres: postgresUnreachableReason,
   // The Redis scenarios start a redis-server of their own: they need its binary, not the shared server.

@@ -12,9 +12,9 @@ import { describe, it } from 'node:test'
 import { createClient } from '../src/client/client.js'
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../src/core/job.js'
 import { ValidationError } from '../src/core/errors.js'
-import { STORES, freshStore } from './helpers/stores.js'
-import { defer } from './helpers/worker-helpers.js'
-import { getJob } from './helpers/store-calls.js'
+import { STORES, freshStore } from './support/stores.js'
+import { defer } from './support/cleanup.js'
+import { getJob } from './support/store-calls.js'
 
 const CONCURRENT = 600
 /** A payload whose JSON is exactly the largest the client accepts by default: 1 MiB. */

@@ -7,9 +7,9 @@ import { test } from 'node:test'
 
 import type { TransactionOption } from '../src/client/client.js'
 import { createClient, type ClientOptions, type JobSpec } from '../src/index.js'
-import { allJobs } from './helpers/store-harness.js'
-import { unknownOption } from './helpers/unknown-option.js'
-import { tempStore } from './helpers/worker-helpers.js'
+import { allJobs } from './support/store-harness.js'
+import { unknownOption } from './support/unknown-option.js'
+import { tempStore } from './support/sqlite-harness.js'
 
 test('createClient refuses a misspelt option', async (t) => {
   const { store } = await tempStore(t)

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 
 import { createClient } from '../src/index.js'
-import { freshStore, STORES } from './helpers/stores.js'
-import { compareIds } from './helpers/store-harness.js'
+import { freshStore, STORES } from './support/stores.js'
+import { compareIds } from './support/store-harness.js'
 
 const JOBS = 2600
 

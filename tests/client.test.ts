@@ -13,9 +13,9 @@ import {
   type Store,
   type ValidationErrorCode,
 } from '../src/index.js'
-import { allJobs } from './helpers/store-harness.js'
-import { tempDatabase } from './helpers/sqlite-harness.js'
-import { getJob } from './helpers/store-calls.js'
+import { allJobs } from './support/store-harness.js'
+import { tempDatabase } from './support/sqlite-harness.js'
+import { getJob } from './support/store-calls.js'
 
 async function assertEmpty(store: Store): Promise<void> {
   assert.deepEqual(await store.stats(), [])

@@ -9,7 +9,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
 
-import { REPO_ROOT } from './helpers/worker-helpers.js'
+import { REPO_ROOT } from './support/processes.js'
 
 const run = promisify(execFile)
 

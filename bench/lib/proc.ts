@@ -1,5 +1,7 @@
 import { execFileSync } from 'node:child_process'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
+
+import { procStat } from '../../tests/support/processes.js'
 
 /** Clock ticks per second, the unit of utime/stime in /proc/<pid>/stat (`getconf CLK_TCK`). */
 export function clockTicksPerSecond(): number {
@@ -15,13 +17,12 @@ export function clockTicksPerSecond(): number {
  * parentheses and may itself contain spaces or parentheses.
  */
 export function processCpuTicks(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  const fields = statOf(pid)
   // fields[0] is field 3 (state): utime is field 14, stime field 15.
   const utime = Number(fields[11])
   const stime = Number(fields[12])
   if (!Number.isInteger(utime) || !Number.isInteger(stime))
-    throw new Error(`cannot read utime/stime from /proc/${pid}/stat: ${stat}`)
+    throw new Error(`cannot read utime/stime from /proc/${pid}/stat: ${fields.join(' ')}`)
   return utime + stime
 }
 
@@ -69,12 +70,11 @@ export interface ProcessCpu {
 
 /** Fields 14–17 of /proc/<pid>/stat: the process's own CPU time and its reaped children's. */
 export function processCpu(pid: number): ProcessCpu {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  const fields = statOf(pid)
   // fields[0] is field 3: utime, stime, cutime, cstime are fields 14–17.
   const [utime, stime, cutime, cstime] = fields.slice(11, 15).map(Number)
   if (![utime, stime, cutime, cstime].every((n) => Number.isInteger(n)))
-    throw new Error(`cannot read CPU times from /proc/${pid}/stat: ${stat}`)
+    throw new Error(`cannot read CPU times from /proc/${pid}/stat: ${fields.join(' ')}`)
   return { self: utime! + stime!, children: cutime! + cstime! }
 }
 
@@ -83,19 +83,16 @@ export function childPids(pid: number): number[] {
   const pids: number[] = []
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue
-    let stat: string
-    try {
-      stat = readFileSync(`/proc/${name}/stat`, 'utf8')
-    } catch {
-      continue // it ended while we looked
-    }
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-    if (ppid === pid) pids.push(Number(name))
+    // Null when it ended while we looked.
+    const fields = procStat(Number(name))
+    if (fields !== null && Number(fields[1]) === pid) pids.push(Number(name))
   }
   return pids
 }
 
-/** Whether /proc/<pid> exists: a process that exited but was not reaped yet still has one. */
-export function processExists(pid: number): boolean {
-  return existsSync(`/proc/${pid}`)
+/** procStat of a process that must exist. */
+function statOf(pid: number): string[] {
+  const fields = procStat(pid)
+  if (fields === null) throw new Error(`no process ${pid} (/proc/${pid}/stat is missing)`)
+  return fields
 }

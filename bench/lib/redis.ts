@@ -3,7 +3,7 @@ import { createRequire } from 'node:module'
 import type { Redis } from 'ioredis'
 import { createClient, type Client } from '../../src/client/client.js'
 import { RedisStore } from '../../src/redis.js'
-import { startRedisServer, type OwnRedisServer } from './redis-server.js'
+import { startRedisServer, type OwnRedisServer } from '../../tests/support/redis-server.js'
 import { withTempDir } from './temp.js'
 
 /** How every Redis scenario's server runs: the durable setting docs/backends.md asks for. */

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Client } from '../../src/client/client.js'
 import type { ChildWorker } from './child-worker.js'
-import { getJob } from '../../tests/helpers/store-calls.js'
+import { within } from '../../tests/support/async.js'
+import { getJob } from '../../tests/support/store-calls.js'
 
 /** Samples before the counted ones: the first enqueue and claim prepare their statements. */
 const WARMUP_SAMPLES = 2
@@ -41,7 +42,7 @@ export async function sampleWakes(child: ChildWorker, client: Client, samples: n
     const before = process.hrtime.bigint()
     const { id } = await client.enqueue('bench.wake', { seq })
     const committed = process.hrtime.bigint()
-    const startedNs = await withTimeout(started, `job ${seq} did not start`, child)
+    const startedNs = await withinSample(started, `the start of job ${seq}`, child)
     waiting.delete(seq)
     if (startedNs <= before) {
       throw new Error(`the handler started before the enqueue (${startedNs} ≤ ${before}): clocks differ`)
@@ -56,22 +57,13 @@ export async function sampleWakes(child: ChildWorker, client: Client, samples: n
   return result
 }
 
-async function withTimeout<T>(promise: Promise<T>, what: string, child: ChildWorker): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      try {
-        child.assertAlive()
-        reject(new Error(`${what} within ${SAMPLE_TIMEOUT_MS} ms`))
-      } catch (error) {
-        reject(error as Error)
-      }
-    }, SAMPLE_TIMEOUT_MS)
-  })
+/** The promise's value, or, after SAMPLE_TIMEOUT_MS, why not: the child died, or `what`. */
+async function withinSample<T>(promise: Promise<T>, what: string, child: ChildWorker): Promise<T> {
   try {
-    return await Promise.race([promise, timeout])
-  } finally {
-    clearTimeout(timer)
+    return await within(SAMPLE_TIMEOUT_MS, what, promise)
+  } catch (error) {
+    child.assertAlive()
+    throw error
   }
 }
 

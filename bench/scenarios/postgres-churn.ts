@@ -5,7 +5,7 @@ import pg from 'pg'
 import { createClient } from '../../src/client/client.js'
 import { PostgresStore } from '../../src/postgres.js'
 import { startChildWorker, type ChildWorker } from '../lib/child-worker.js'
-import { startPrivatePostgres, type PrivatePostgres } from '../../tests/helpers/private-postgres.js'
+import { startPrivatePostgres, type PrivatePostgres } from '../../tests/support/private-postgres.js'
 import { median, percentile } from '../lib/stats.js'
 import { runSteadyLoad, type LoadWindow } from '../lib/steady-load.js'
 import { withTempDir } from '../lib/temp.js'
@@ -97,7 +97,7 @@ interface VacuumReport {
  * counts as indexed; a new version can still land on the same page if the page has room for it).
  * Once the load ends it reads, per window, the completions and the enqueue → finish time.
  *
- * On a server of its own with PostgreSQL's defaults (tests/helpers/private-postgres.ts, durable:
+ * On a server of its own with PostgreSQL's defaults (tests/support/private-postgres.ts, durable:
  * autovacuum on, naptime 1 min, fsync on; autovacuum's reports logged), each variant on a fresh schema of it,
  * after a CHECKPOINT: first the defaults, then the table settings in `variants` (interleaved over
  * --runs). The series go to stderr; the figures are per variant.

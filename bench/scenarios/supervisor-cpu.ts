@@ -4,15 +4,9 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { SqliteStore } from '../../src/sqlite.js'
 import { DIST_CLI, ensureBuilt } from '../lib/dist.js'
 import { fixturePath } from '../lib/fixture-process.js'
-import {
-  childPids,
-  clockTicksPerSecond,
-  processCpu,
-  processCpuTicks,
-  processExists,
-  threadTotals,
-} from '../lib/proc.js'
+import { childPids, clockTicksPerSecond, processCpu, processCpuTicks, threadTotals } from '../lib/proc.js'
 import { openBenchStore } from '../lib/store.js'
+import { isAlive } from '../../tests/support/processes.js'
 import { REPO_ROOT, withTempDir } from '../lib/temp.js'
 import type { Figure, ScenarioDef } from '../lib/types.js'
 
@@ -145,14 +139,14 @@ async function measure(strategy: Strategy, seconds: number, ticksPerSecond: numb
         after = processCpu(pid)
         jobTicks = 0
         for (const [child, ticks] of childBefore) {
-          if (!processExists(child)) throw new Error(`the pool child ${child} exited during the job`)
+          if (!isAlive(child)) throw new Error(`the pool child ${child} exited during the job`)
           jobTicks += processCpuTicks(child) - ticks
         }
       } else {
         // The job's child exits after its job: wait until it has been reaped, then its whole
         // life's CPU time is in the supervisor's cutime + cstime.
         const reapedBy = Date.now() + 5_000
-        while (children.some(processExists) && Date.now() < reapedBy) await sleep(10)
+        while (children.some(isAlive) && Date.now() < reapedBy) await sleep(10)
         after = processCpu(pid)
         jobTicks = after.children - before.children
       }

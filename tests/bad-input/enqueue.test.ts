@@ -7,9 +7,9 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 
 import { createClient, ValidationError, type EnqueueOptions } from '../../src/index.js'
-import { runFerry } from '../cli/cli-harness.js'
-import { allJobs } from '../helpers/store-harness.js'
-import { freshStore, STORES, urlOf } from '../helpers/stores.js'
+import { runCli } from '../support/processes.js'
+import { allJobs } from '../support/store-harness.js'
+import { freshStore, STORES, urlOf } from '../support/stores.js'
 
 const ONE_MIB = 1024 * 1024
 
@@ -39,11 +39,7 @@ for (const storeUnderTest of STORES) {
         /* 18 */ `{"name": "deep", "payload": ${'['.repeat(5000)}${']'.repeat(5000)}}`,
         /* 19 */ '{"name": "good-5"}',
       ]
-      const { code, stdout, stderr } = await runFerry(
-        urlOf(harness),
-        ['enqueue', '--stdin'],
-        lines.join('\n'),
-      )
+      const { code, stdout, stderr } = await runCli(urlOf(harness), ['enqueue', '--stdin'], lines.join('\n'))
       assert.equal(code, 1, stderr)
       const ids = stdout.trim().split('\n')
       assert.equal(ids.length, 5, stdout)

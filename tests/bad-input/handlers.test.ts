@@ -16,12 +16,14 @@ import { fileURLToPath } from 'node:url'
 
 import { createClient, type Job, type JobError, type Store } from '../../src/index.js'
 import { createExecutor, type ExecutionStrategy } from '../../src/worker/executors/create-executor.js'
-import { allJobs } from '../helpers/store-harness.js'
-import { createWorker, readPid, stopWorker, waitFor, withTimeout } from '../helpers/worker-helpers.js'
-import { freshStore, STORES, urlOf, type StoreUnderTest } from '../helpers/stores.js'
-import { getJob } from '../helpers/store-calls.js'
+import { allJobs } from '../support/store-harness.js'
+import { waitFor, within } from '../support/async.js'
+import { readPid } from '../support/processes.js'
+import { createWorker, stopWorker } from '../support/workers.js'
+import { freshStore, STORES, urlOf, type StoreUnderTest } from '../support/stores.js'
+import { getJob } from '../support/store-calls.js'
 
-const BAD_HANDLERS = fileURLToPath(new URL('./bad-handlers.mjs', import.meta.url))
+const BAD_HANDLERS = fileURLToPath(new URL('../support/handlers/bad-input.mjs', import.meta.url))
 const FERRY_MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))
 const TIMEOUT_MS = 500
 /** Out-of-memory attempts first fill the heap (128 MB in these tests). */
@@ -138,7 +140,9 @@ for (const storeUnderTest of STORES) {
           const { id } = await createClient({ store }).enqueue(name, null, { maxAttempts })
           let deaths = 0
           // A supervisor (systemd, a container runtime) restarts the worker each time it dies.
-          const job = await withTimeout(
+          const job = await within(
+            90_000,
+            `the ${name} job becoming dead`,
             (async (): Promise<Job> => {
               for (;;) {
                 const current = (await getJob(store, id))!
@@ -152,8 +156,6 @@ for (const storeUnderTest of STORES) {
                 if (exit !== 'stopped') deaths++
               }
             })(),
-            90_000,
-            `the ${name} job becoming dead`,
           )
           assert.equal(deaths, maxAttempts, 'the worker died once per attempt')
           assert.equal(job.attempts, maxAttempts)

@@ -12,10 +12,11 @@ import { describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 
 import { createClient, ValidationError } from '../../src/index.js'
-import { allJobs } from '../helpers/store-harness.js'
-import { createWorker, stopWorker, waitFor } from '../helpers/worker-helpers.js'
-import { freshStore, STORES } from '../helpers/stores.js'
-import { getJob } from '../helpers/store-calls.js'
+import { allJobs } from '../support/store-harness.js'
+import { waitFor } from '../support/async.js'
+import { createWorker, stopWorker } from '../support/workers.js'
+import { freshStore, STORES } from '../support/stores.js'
+import { getJob } from '../support/store-calls.js'
 
 /** Strings that would change a statement or a script if they were ever spliced into one. */
 const INJECTIONS = [
@@ -39,8 +40,8 @@ const INJECTIONS = [
 
 /** A unique key may not hold U+0000 (validation refuses it: PostgreSQL text cannot store it), so keys drop it. */
 const keyFor = (text: string): string => text.replaceAll('\u0000', '')
-const EVIL_MODULE = fileURLToPath(new URL('./evil-module.mjs', import.meta.url))
-const BAD_HANDLERS = fileURLToPath(new URL('./bad-handlers.mjs', import.meta.url))
+const EVIL_MODULE = fileURLToPath(new URL('../support/handlers/evil-module.mjs', import.meta.url))
+const BAD_HANDLERS = fileURLToPath(new URL('../support/handlers/bad-input.mjs', import.meta.url))
 
 for (const storeUnderTest of STORES) {
   describe(`security on ${storeUnderTest.name}`, { skip: storeUnderTest.skip }, () => {

@@ -9,10 +9,11 @@ import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { test } from 'node:test'
 
-import { postgresUnreachableReason } from '../helpers/postgres-harness.js'
-import { ownServerOptions } from '../helpers/redis-harness.js'
-import { skipUnlessAvailable } from '../helpers/services.js'
-import { REPO_ROOT, withTimeout } from '../helpers/worker-helpers.js'
+import { postgresUnreachableReason } from '../support/postgres-harness.js'
+import { ownServerOptions } from '../support/redis-harness.js'
+import { skipUnlessAvailable } from '../support/services.js'
+import { within } from '../support/async.js'
+import { REPO_ROOT } from '../support/processes.js'
 
 const SEED = '20261130'
 const DURATION = '20s'
@@ -54,7 +55,7 @@ for (const { store, skip } of RUNS) {
       const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
       let code: number | null
       try {
-        code = await withTimeout(exited, TIMEOUT_MS, `npm run chaos -- --store ${store}`)
+        code = await within(TIMEOUT_MS, `npm run chaos -- --store ${store}`, exited)
       } catch (error) {
         process.kill(-child.pid!, 'SIGKILL')
         throw new Error(`${(error as Error).message}\n${output}`, { cause: error })

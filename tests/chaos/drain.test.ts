@@ -8,7 +8,7 @@ import { test } from 'node:test'
 
 import { untilDrained } from '../../chaos/supervisor.js'
 import { createClient } from '../../src/index.js'
-import { tempDatabase } from '../helpers/sqlite-harness.js'
+import { tempDatabase } from '../support/sqlite-harness.js'
 
 const NO_PROGRESS_MS = 300
 

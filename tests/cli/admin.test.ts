@@ -6,8 +6,10 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 
 import { createClient, type Store } from '../../src/index.js'
-import { finishJob, runFerry, tempDatabase } from './cli-harness.js'
-import { getJob } from '../helpers/store-calls.js'
+import { finishJob } from './cli-harness.js'
+import { runCli } from '../support/processes.js'
+import { tempDatabase } from '../support/sqlite-harness.js'
+import { getJob } from '../support/store-calls.js'
 
 const DAY_MS = 86_400_000
 
@@ -32,7 +34,7 @@ test('retry moves the dead jobs given back to ready with fresh attempts and coun
   const dead = await finished(store, 'mail', 'dead')
   const otherDead = await finished(store, 'mail', 'dead')
   const completed = await finished(store, 'mail', 'completed')
-  const { code, stdout, stderr } = await runFerry(db.url, ['retry', dead, completed, '999'])
+  const { code, stdout, stderr } = await runCli(db.url, ['retry', dead, completed, '999'])
   assert.equal(stderr, '')
   assert.equal(code, 0)
   assert.equal(stdout, '1 job moved back to ready\n')
@@ -54,7 +56,7 @@ test('retry, cancel and jobs show refuse an id that is not one, exit 2, and chan
     [['cancel', '007'], 'ids', '007'],
     [['jobs', 'show', '1.5'], 'id', '1.5'],
   ]
-  const results = await Promise.all(cases.map(([args]) => runFerry(db.url, args)))
+  const results = await Promise.all(cases.map(([args]) => runCli(db.url, args)))
   for (const [i, { code, stdout, stderr }] of results.entries()) {
     const [args, field, id] = cases[i]!
     assert.equal(code, 2, `${args.join(' ')}: ${stderr}`)
@@ -75,13 +77,13 @@ test('retry --all-dead moves every dead job, or those of --queue', async (t) => 
   const images = await finished(store, 'images', 'dead')
   const completed = await finished(store, 'images', 'completed')
 
-  const ofMail = await runFerry(db.url, ['retry', '--all-dead', '--queue', 'mail'])
+  const ofMail = await runCli(db.url, ['retry', '--all-dead', '--queue', 'mail'])
   assert.equal(ofMail.code, 0, ofMail.stderr)
   assert.equal(ofMail.stdout, '2 jobs moved back to ready\n')
   for (const id of mail) assert.equal(await stateOf(store, id), 'ready')
   assert.equal(await stateOf(store, images), 'dead')
 
-  const all = await runFerry(db.url, ['retry', '--all-dead'])
+  const all = await runCli(db.url, ['retry', '--all-dead'])
   assert.equal(all.stdout, '1 job moved back to ready\n')
   assert.equal(await stateOf(store, images), 'ready')
   assert.equal(await stateOf(store, completed), 'completed')
@@ -92,9 +94,9 @@ test('retry without ids or --all-dead, or with both, is a usage error that chang
   const store = await db.open()
   const dead = await finished(store, 'mail', 'dead')
   const [neither, both, queueAlone] = await Promise.all([
-    runFerry(db.url, ['retry']),
-    runFerry(db.url, ['retry', dead, '--all-dead']),
-    runFerry(db.url, ['retry', dead, '--queue', 'mail']),
+    runCli(db.url, ['retry']),
+    runCli(db.url, ['retry', dead, '--all-dead']),
+    runCli(db.url, ['retry', dead, '--queue', 'mail']),
   ])
   assert.equal(neither.code, 1)
   assert.match(neither.stderr, /^error: give the ids of jobs to retry, or --all-dead\n/)
@@ -116,7 +118,7 @@ test('cancel ends scheduled, ready and active jobs as dead and counts them, skip
   const { id: ready } = await client.enqueue('task', null)
   const completed = await finished(store, 'other', 'completed')
 
-  const { code, stdout, stderr } = await runFerry(db.url, [
+  const { code, stdout, stderr } = await runCli(db.url, [
     'cancel',
     scheduled,
     active,
@@ -134,7 +136,7 @@ test('cancel ends scheduled, ready and active jobs as dead and counts them, skip
   }
   assert.equal(await stateOf(store, completed), 'completed')
 
-  const none = await runFerry(db.url, ['cancel'])
+  const none = await runCli(db.url, ['cancel'])
   assert.equal(none.code, 1)
   assert.match(none.stderr, /^error: missing required argument 'ids'/)
 })
@@ -150,7 +152,7 @@ test('purge deletes finished jobs of one state, only those older than --older-th
   const newDead = await finished(store, 'mail', 'dead')
   const { id: ready } = await createClient({ store }).enqueue('task', null, { queue: 'mail' })
 
-  const oldOfMail = await runFerry(db.url, [
+  const oldOfMail = await runCli(db.url, [
     'purge',
     '--state',
     'completed',
@@ -165,14 +167,14 @@ test('purge deletes finished jobs of one state, only those older than --older-th
   assert.equal(await stateOf(store, oldCompletedImages), 'completed')
   assert.equal(await stateOf(store, newCompleted), 'completed')
 
-  const dead = await runFerry(db.url, ['purge', '--state', 'dead'])
+  const dead = await runCli(db.url, ['purge', '--state', 'dead'])
   assert.equal(dead.stdout, '2 jobs deleted\n')
   assert.equal(await getJob(store, oldDead), null)
   assert.equal(await getJob(store, newDead), null)
   assert.equal(await stateOf(store, ready), 'ready')
   assert.equal(await stateOf(store, oldCompletedImages), 'completed')
 
-  const missingState = await runFerry(db.url, ['purge'])
+  const missingState = await runCli(db.url, ['purge'])
   assert.equal(missingState.code, 1)
   assert.match(missingState.stderr, /^error: required option '--state <state>' not specified/)
 })
@@ -182,7 +184,7 @@ test('stop-workers records a stop request and says which workers it stops', asyn
   const store = await db.open()
   assert.equal((await store.control()).stopRequestedAt, null)
   const before = Date.now()
-  const { code, stdout, stderr } = await runFerry(db.url, ['stop-workers'])
+  const { code, stdout, stderr } = await runCli(db.url, ['stop-workers'])
   assert.equal(stderr, '')
   assert.equal(code, 0)
   const requestedAt = (await store.control()).stopRequestedAt

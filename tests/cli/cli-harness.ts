@@ -1,68 +1,8 @@
 /**
- * Shared by the tests of the `ferry` command: runs the real command (src/cli/main.ts through tsx,
- * so no build is needed) as a child process against a temp SQLite file, and seeds that file with
- * jobs in every state through the store itself.
+ * Shared by the tests of the `ferry` command, which run it with runCli (tests/support/processes.ts)
+ * against a temp SQLite file: seeds that file with finished jobs through the store itself.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
-import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-
 import type { JobError, Store } from '../../src/index.js'
-
-export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
-const MAIN = join(ROOT, 'src', 'cli', 'main.ts')
-
-export { allJobs } from '../helpers/store-harness.js'
-export { tempDatabase, type TempDatabase } from '../helpers/sqlite-harness.js'
-
-/**
- * Starts `ferry --store <url> ...args` with pipes for every stream (so nothing is a TTY), and no
- * colour unless `env` asks for it: node --test sets FORCE_COLOR for test files when its own output
- * is a terminal.
- */
-export function spawnFerry(
-  url: string,
-  args: readonly string[],
-  extraEnv: Record<string, string> = {},
-): ChildProcessWithoutNullStreams {
-  const env: NodeJS.ProcessEnv = { ...process.env, CI: 'true' }
-  delete env.FERRY_STORE
-  delete env.FORCE_COLOR
-  delete env.NO_COLOR
-  Object.assign(env, extraEnv)
-  return spawn(process.execPath, ['--import', 'tsx', MAIN, '--store', url, ...args], { cwd: ROOT, env })
-}
-
-export interface FerryResult {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
-/** Runs `ferry --store <url> ...args` to its end, with `input` on its stdin and `env` added. */
-export function runFerry(
-  url: string,
-  args: readonly string[],
-  input = '',
-  env: Record<string, string> = {},
-): Promise<FerryResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawnFerry(url, args, env)
-    let stdout = ''
-    let stderr = ''
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000)
-    child.on('error', reject)
-    child.on('close', (code) => {
-      clearTimeout(timer)
-      resolve({ code, stdout, stderr })
-    })
-    // A command that exits before reading its input closes the pipe: that is not the test's failure.
-    child.stdin.on('error', () => {})
-    child.stdin.end(input)
-  })
-}
 
 export const HANDLER_ERROR: JobError = {
   kind: 'error',

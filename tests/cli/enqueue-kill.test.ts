@@ -6,8 +6,10 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 
-import { allJobs, spawnFerry, tempDatabase } from './cli-harness.js'
-import { getJob } from '../helpers/store-calls.js'
+import { spawnCli } from '../support/processes.js'
+import { tempDatabase } from '../support/sqlite-harness.js'
+import { allJobs } from '../support/store-harness.js'
+import { getJob } from '../support/store-calls.js'
 
 const LINE_COUNT = 20_000
 const ROUNDS = 3
@@ -22,7 +24,7 @@ interface Killed {
 /** Streams LINE_COUNT lines and SIGKILLs the command once it has printed `killAfterIds` ids. */
 function streamAndKill(url: string, killAfterIds: number): Promise<Killed> {
   return new Promise((resolve, reject) => {
-    const child = spawnFerry(url, ['enqueue', '--stdin'])
+    const child = spawnCli(url, ['enqueue', '--stdin'])
     let stdout = ''
     let stderr = ''
     let printedCount = 0

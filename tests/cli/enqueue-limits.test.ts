@@ -10,7 +10,9 @@ import { test } from 'node:test'
 
 import { MAX_LINE_BYTES } from '../../src/cli/commands/enqueue.js'
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../../src/core/job.js'
-import { allJobs, runFerry, spawnFerry, tempDatabase } from './cli-harness.js'
+import { runCli, spawnCli } from '../support/processes.js'
+import { tempDatabase } from '../support/sqlite-harness.js'
+import { allJobs } from '../support/store-harness.js'
 
 /** Resolves once `text()` matches `pattern`, checking at every chunk of `stream`; rejects after `timeoutMs`. */
 function untilOutput(
@@ -42,7 +44,7 @@ async function feed(stdin: NodeJS.WritableStream, data: string): Promise<void> {
 
 test('reports a line longer than any job while it is still arriving, reads past the rest of it and stores the lines around it', async (t) => {
   const db = tempDatabase(t)
-  const child = spawnFerry(db.url, ['enqueue', '--stdin'])
+  const child = spawnCli(db.url, ['enqueue', '--stdin'])
   t.after(() => child.kill('SIGKILL'))
   let stdout = ''
   let stderr = ''
@@ -96,7 +98,7 @@ test('stores every line of an input whose lines are all near the payload limit, 
   const lines = Array.from({ length: count }, (_, seq) =>
     JSON.stringify({ name: 'big', payload: { seq, blob: 'z'.repeat(DEFAULT_MAX_PAYLOAD_BYTES - 100) } }),
   )
-  const { code, stdout, stderr } = await runFerry(db.url, ['enqueue', '--stdin'], `${lines.join('\n')}\n`)
+  const { code, stdout, stderr } = await runCli(db.url, ['enqueue', '--stdin'], `${lines.join('\n')}\n`)
 
   assert.equal(code, 0, stderr)
   assert.equal(stderr, '')
@@ -117,7 +119,7 @@ test('reports a payload nested 5,000 deep as a bad line and stores the lines aro
   const db = tempDatabase(t)
   const deep = `${'['.repeat(5000)}${']'.repeat(5000)}`
   const input = ['{"name":"before"}', `{"name":"deep","payload":${deep}}`, '{"name":"after"}'].join('\n')
-  const { code, stdout, stderr } = await runFerry(db.url, ['enqueue', '--stdin'], input)
+  const { code, stdout, stderr } = await runCli(db.url, ['enqueue', '--stdin'], input)
 
   assert.equal(code, 1, stderr)
   assert.equal(

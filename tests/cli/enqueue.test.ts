@@ -7,13 +7,15 @@ import { once } from 'node:events'
 import { test } from 'node:test'
 
 import { createClient } from '../../src/index.js'
-import { allJobs, runFerry, spawnFerry, tempDatabase } from './cli-harness.js'
-import { getJob } from '../helpers/store-calls.js'
+import { runCli, spawnCli } from '../support/processes.js'
+import { tempDatabase } from '../support/sqlite-harness.js'
+import { allJobs } from '../support/store-harness.js'
+import { getJob } from '../support/store-calls.js'
 
 test('enqueues one job from its arguments and prints its id', async (t) => {
   const db = tempDatabase(t)
   const before = Date.now()
-  const { code, stdout, stderr } = await runFerry(db.url, [
+  const { code, stdout, stderr } = await runCli(db.url, [
     'enqueue',
     'send-email',
     '{"to":"ada@example.com"}',
@@ -48,8 +50,8 @@ test('enqueues one job with --timeout and --run-at, as an ISO 8601 instant or ep
   const db = tempDatabase(t)
   const runAt = Date.parse('2030-01-31T09:00:00Z')
   const [iso, epoch] = await Promise.all([
-    runFerry(db.url, ['enqueue', 'report', '--timeout', '5m', '--run-at', '2030-01-31T09:00:00Z']),
-    runFerry(db.url, ['enqueue', 'report', '--run-at', String(runAt + 1)]),
+    runCli(db.url, ['enqueue', 'report', '--timeout', '5m', '--run-at', '2030-01-31T09:00:00Z']),
+    runCli(db.url, ['enqueue', 'report', '--run-at', String(runAt + 1)]),
   ])
   for (const result of [iso, epoch]) assert.equal(result.code, 0, result.stderr)
   const store = await db.open()
@@ -62,10 +64,10 @@ test('enqueues one job with --timeout and --run-at, as an ISO 8601 instant or ep
 test('refuses --delay with --run-at, and a --run-at or --timeout that is not one, storing nothing', async (t) => {
   const db = tempDatabase(t)
   const [both, badInstant, badTimeout, withStdin] = await Promise.all([
-    runFerry(db.url, ['enqueue', 'report', '--delay', '5m', '--run-at', '2030-01-31T09:00:00Z']),
-    runFerry(db.url, ['enqueue', 'report', '--run-at', 'tomorrow']),
-    runFerry(db.url, ['enqueue', 'report', '--timeout', 'soon']),
-    runFerry(db.url, ['enqueue', '--stdin', '--timeout', '5s'], '{"name":"x"}\n'),
+    runCli(db.url, ['enqueue', 'report', '--delay', '5m', '--run-at', '2030-01-31T09:00:00Z']),
+    runCli(db.url, ['enqueue', 'report', '--run-at', 'tomorrow']),
+    runCli(db.url, ['enqueue', 'report', '--timeout', 'soon']),
+    runCli(db.url, ['enqueue', '--stdin', '--timeout', '5s'], '{"name":"x"}\n'),
   ])
   assert.equal(both.code, 1)
   assert.match(both.stderr, /^error: give --delay or --run-at, not both\n/)
@@ -100,7 +102,7 @@ test('stores every good --stdin line with its options, prints their ids in input
   ]
   // The last line has no newline: it still counts.
   const before = Date.now()
-  const { code, stdout, stderr } = await runFerry(db.url, ['enqueue', '--stdin'], lines.join('\n'))
+  const { code, stdout, stderr } = await runCli(db.url, ['enqueue', '--stdin'], lines.join('\n'))
   const after = Date.now()
 
   assert.equal(code, 1, `stderr:\n${stderr}`)
@@ -162,7 +164,7 @@ test('stores thousands of --stdin lines across several batches in input order, s
   const db = tempDatabase(t)
   const count = 2500
   const input = Array.from({ length: count }, (_, seq) => JSON.stringify({ name: 'bulk', payload: { seq } }))
-  const { code, stdout, stderr } = await runFerry(db.url, ['enqueue', '--stdin'], `${input.join('\n')}\n`)
+  const { code, stdout, stderr } = await runCli(db.url, ['enqueue', '--stdin'], `${input.join('\n')}\n`)
   assert.equal(stderr, '', 'no progress line when stderr is not a terminal')
   assert.equal(code, 0)
   const printed = stdout.trimEnd().split('\n')
@@ -181,7 +183,7 @@ test('stores thousands of --stdin lines across several batches in input order, s
 
 test('prints each id as soon as its line is committed when lines arrive slowly', async (t) => {
   const db = tempDatabase(t)
-  const child = spawnFerry(db.url, ['enqueue', '--stdin'])
+  const child = spawnCli(db.url, ['enqueue', '--stdin'])
   t.after(() => child.kill('SIGKILL'))
   child.stdout.setEncoding('utf8')
   const nextLine = async (): Promise<string> => {
@@ -206,8 +208,8 @@ test('prints each id as soon as its line is committed when lines arrive slowly',
 test('refuses arguments and one-job options beside --stdin with a usage error, storing nothing', async (t) => {
   const db = tempDatabase(t)
   const [withName, withQueue] = await Promise.all([
-    runFerry(db.url, ['enqueue', '--stdin', 'send-email'], '{"name":"x"}\n'),
-    runFerry(db.url, ['enqueue', '--stdin', '--queue', 'mail'], '{"name":"x"}\n'),
+    runCli(db.url, ['enqueue', '--stdin', 'send-email'], '{"name":"x"}\n'),
+    runCli(db.url, ['enqueue', '--stdin', '--queue', 'mail'], '{"name":"x"}\n'),
   ])
   assert.equal(withName.code, 1)
   assert.match(withName.stderr, /^error: --stdin takes no arguments/)
@@ -219,7 +221,7 @@ test('refuses arguments and one-job options beside --stdin with a usage error, s
 
 test('needs a job name without --stdin', async (t) => {
   const db = tempDatabase(t)
-  const { code, stderr } = await runFerry(db.url, ['enqueue'])
+  const { code, stderr } = await runCli(db.url, ['enqueue'])
   assert.equal(code, 1)
   assert.match(stderr, /^error: missing required argument 'name'/)
 })
@@ -228,7 +230,7 @@ test('a duplicate --unique-key prints the existing id and says nothing was added
   const db = tempDatabase(t)
   const store = await db.open()
   const { id } = await createClient({ store }).enqueue('send-email', {}, { uniqueKey: 'welcome-ada' })
-  const again = await runFerry(db.url, ['enqueue', 'other-name', '{"x":1}', '--unique-key', 'welcome-ada'])
+  const again = await runCli(db.url, ['enqueue', 'other-name', '{"x":1}', '--unique-key', 'welcome-ada'])
   assert.equal(again.code, 0, again.stderr)
   assert.equal(again.stdout, `${id}\n`)
   assert.equal(

@@ -6,8 +6,10 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 
 import { createClient, type Job, type Store } from '../../src/index.js'
-import { finishJob, HANDLER_ERROR, runFerry, tempDatabase } from './cli-harness.js'
-import { getJob } from '../helpers/store-calls.js'
+import { finishJob, HANDLER_ERROR } from './cli-harness.js'
+import { runCli } from '../support/processes.js'
+import { tempDatabase } from '../support/sqlite-harness.js'
+import { getJob } from '../support/store-calls.js'
 
 interface Seeded {
   completed: string
@@ -86,7 +88,7 @@ function expectedJson(job: Job): Record<string, unknown> {
 test('stats prints a row per queue, a total row and the last minute as per-minute throughput', async (t) => {
   const db = tempDatabase(t)
   await seed(await db.open())
-  const { code, stdout, stderr } = await runFerry(db.url, ['stats'])
+  const { code, stdout, stderr } = await runCli(db.url, ['stats'])
   assert.equal(stderr, '')
   assert.equal(code, 0)
   assert.deepEqual(tableRows(stdout), [
@@ -104,8 +106,8 @@ test('stats --json prints counts per queue, totals, the window and the time as I
   await emptyDb.open()
   const before = Date.now()
   const [seeded, empty] = await Promise.all([
-    runFerry(db.url, ['stats', '--json']),
-    runFerry(emptyDb.url, ['stats', '--json']),
+    runCli(db.url, ['stats', '--json']),
+    runCli(emptyDb.url, ['stats', '--json']),
   ])
   assert.equal(seeded.code, 0, seeded.stderr)
   const document = JSON.parse(seeded.stdout) as { at: string }
@@ -149,7 +151,7 @@ test('stats --json prints counts per queue, totals, the window and the time as I
 test('jobs prints a table of jobs, newest first, with attempts, times and the last error cut short', async (t) => {
   const db = tempDatabase(t)
   const ids = await seed(await db.open())
-  const { code, stdout, stderr } = await runFerry(db.url, ['jobs'])
+  const { code, stdout, stderr } = await runCli(db.url, ['jobs'])
   assert.equal(stderr, '')
   assert.equal(code, 0)
   const [header, ...rows] = tableRows(stdout)
@@ -201,10 +203,7 @@ async function completedAfterFailure(store: Store): Promise<string> {
 test("a completed job says that its last error was an earlier attempt's, in jobs and jobs show", async (t) => {
   const db = tempDatabase(t)
   const id = await completedAfterFailure(await db.open())
-  const [listed, shown] = await Promise.all([
-    runFerry(db.url, ['jobs']),
-    runFerry(db.url, ['jobs', 'show', id]),
-  ])
+  const [listed, shown] = await Promise.all([runCli(db.url, ['jobs']), runCli(db.url, ['jobs', 'show', id])])
   assert.equal(listed.code, 0, listed.stderr)
   const [, row] = tableRows(listed.stdout)
   assert.deepEqual(row!.slice(0, 6), [id, 'retried', 'send-email', 'completed', '0', '2/25'])
@@ -234,9 +233,9 @@ test('with FORCE_COLOR, dead rows are red, rows of jobs that failed and will run
     ],
   })
   const [colored, plain, error] = await Promise.all([
-    runFerry(db.url, ['jobs'], '', { FORCE_COLOR: '1' }),
-    runFerry(db.url, ['jobs'], '', { FORCE_COLOR: '0' }),
-    runFerry(db.url, ['jobs', '--state', 'bogus'], '', { FORCE_COLOR: '1' }),
+    runCli(db.url, ['jobs'], '', { FORCE_COLOR: '1' }),
+    runCli(db.url, ['jobs'], '', { FORCE_COLOR: '0' }),
+    runCli(db.url, ['jobs', '--state', 'bogus'], '', { FORCE_COLOR: '1' }),
   ])
   // The codes of format.ts's painter, as plain strings (a regular expression may not hold ESC).
   const [red, yellow, end] = ['\x1b[31m', '\x1b[33m', '\x1b[39m']
@@ -272,9 +271,9 @@ test('jobs --json prints an array of every field with ISO 8601 instants, filtere
   const store = await db.open()
   const ids = await seed(store)
   const [all, dead, images] = await Promise.all([
-    runFerry(db.url, ['jobs', '--json']),
-    runFerry(db.url, ['jobs', '--state', 'dead', '--queue', 'mail', '--json']),
-    runFerry(db.url, ['jobs', '--queue', 'images', '--json']),
+    runCli(db.url, ['jobs', '--json']),
+    runCli(db.url, ['jobs', '--state', 'dead', '--queue', 'mail', '--json']),
+    runCli(db.url, ['jobs', '--queue', 'images', '--json']),
   ])
   for (const result of [all, dead, images]) assert.equal(result.code, 0, result.stderr)
   const listed = JSON.parse(all.stdout) as Record<string, unknown>[]
@@ -301,8 +300,8 @@ test('jobs --limit shows at most that many, says on stderr that more match, and 
   )
   const newestFirst = enqueued.map((result) => result.id).reverse()
   const [two, many] = await Promise.all([
-    runFerry(db.url, ['jobs', '--limit', '2']),
-    runFerry(db.url, ['jobs', '--limit', '1002', '--json']),
+    runCli(db.url, ['jobs', '--limit', '2']),
+    runCli(db.url, ['jobs', '--limit', '1002', '--json']),
   ])
   assert.equal(two.code, 0)
   assert.deepEqual(
@@ -323,9 +322,9 @@ test('jobs show prints every field, the payload pretty-printed, the error with i
   const db = tempDatabase(t)
   const ids = await seed(await db.open())
   const [dead, completed, scheduled] = await Promise.all([
-    runFerry(db.url, ['jobs', 'show', ids.dead]),
-    runFerry(db.url, ['jobs', 'show', ids.completed]),
-    runFerry(db.url, ['jobs', 'show', ids.scheduled]),
+    runCli(db.url, ['jobs', 'show', ids.dead]),
+    runCli(db.url, ['jobs', 'show', ids.completed]),
+    runCli(db.url, ['jobs', 'show', ids.scheduled]),
   ])
   for (const result of [dead, completed, scheduled]) {
     assert.equal(result.code, 0, result.stderr)
@@ -380,8 +379,8 @@ test('jobs show --json prints the job as one object with every field', async (t)
   const ids = await seed(store)
   // --json after the id, and before it.
   const [active, dead] = await Promise.all([
-    runFerry(db.url, ['jobs', 'show', ids.active, '--json']),
-    runFerry(db.url, ['jobs', 'show', '--json', ids.dead]),
+    runCli(db.url, ['jobs', 'show', ids.active, '--json']),
+    runCli(db.url, ['jobs', 'show', '--json', ids.dead]),
   ])
   assert.equal(active.code, 0, active.stderr)
   const shown = JSON.parse(active.stdout) as Record<string, unknown>
@@ -399,8 +398,8 @@ test('jobs show of an unknown id prints one line on stderr and exits 2', async (
   const db = tempDatabase(t)
   await seed(await db.open())
   const [missing, malformed] = await Promise.all([
-    runFerry(db.url, ['jobs', 'show', '999']),
-    runFerry(db.url, ['jobs', 'show', 'abc', '--json']),
+    runCli(db.url, ['jobs', 'show', '999']),
+    runCli(db.url, ['jobs', 'show', 'abc', '--json']),
   ])
   assert.deepEqual(missing, {
     code: 2,
@@ -431,7 +430,7 @@ test('a bad option value is refused with one line naming the option, exit 2 and 
     [['purge', '--state', 'active'], /^ferry: --state: "active" cannot be purged \(use completed or dead\)/],
     [['retry', '--all-dead', '--queue', 'no spaces'], /^ferry: --queue: must be 1 to 128 characters/],
   ]
-  const results = await Promise.all(cases.map(([args]) => runFerry(db.url, args)))
+  const results = await Promise.all(cases.map(([args]) => runCli(db.url, args)))
   for (const [i, { code, stdout, stderr }] of results.entries()) {
     const label = cases[i]![0].join(' ')
     assert.equal(code, 2, `${label}: ${stderr}`)

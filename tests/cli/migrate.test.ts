@@ -11,16 +11,17 @@ import { MigrationRequiredError, migrateStore, openStore } from '../../src/index
 import { migrations as postgresMigrations } from '../../src/store/postgres/generated/assets.js'
 import { KEY_LAYOUTS } from '../../src/store/redis/redis-store.js'
 import { migrations as sqliteMigrations } from '../../src/store/sqlite/generated/assets.js'
-import { postgresUnreachableReason, tempSchema } from '../helpers/postgres-harness.js'
+import { postgresUnreachableReason, tempSchema } from '../support/postgres-harness.js'
 import {
   dropNamespace,
   redisUnreachableReason,
   TEST_REDIS_URL,
   uniqueNamespace,
-} from '../helpers/redis-harness.js'
-import { skipUnlessAvailable } from '../helpers/services.js'
-import { defer } from '../helpers/worker-helpers.js'
-import { runFerry, tempDatabase } from './cli-harness.js'
+} from '../support/redis-harness.js'
+import { skipUnlessAvailable } from '../support/services.js'
+import { defer } from '../support/cleanup.js'
+import { runCli } from '../support/processes.js'
+import { tempDatabase } from '../support/sqlite-harness.js'
 
 /** What `ferry migrate` prints for a store that had no schema, then for one that is current. */
 function expectedLines(names: readonly string[]): { fresh: string; current: string } {
@@ -32,10 +33,10 @@ function expectedLines(names: readonly string[]): { fresh: string; current: stri
 
 /** Runs `ferry migrate` twice on a store that has no schema yet. */
 async function migrateTwice(url: string): Promise<[string, string]> {
-  const first = await runFerry(url, ['migrate'])
+  const first = await runCli(url, ['migrate'])
   assert.equal(first.code, 0, first.stderr)
   assert.equal(first.stderr, '')
-  const second = await runFerry(url, ['migrate'])
+  const second = await runCli(url, ['migrate'])
   assert.equal(second.code, 0, second.stderr)
   return [first.stdout, second.stdout]
 }

@@ -9,12 +9,13 @@ import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
 
-import { POSTGRES_URL } from '../helpers/postgres-harness.js'
-import { ownServerOptions, startOwnRedisServer, uniqueNamespace } from '../helpers/redis-harness.js'
-import { defer } from '../helpers/worker-helpers.js'
-import { ROOT, runFerry, tempDatabase } from './cli-harness.js'
+import { POSTGRES_URL } from '../support/postgres-harness.js'
+import { ownServerOptions, startOwnRedisServer, uniqueNamespace } from '../support/redis-harness.js'
+import { defer } from '../support/cleanup.js'
+import { REPO_ROOT, runCli } from '../support/processes.js'
+import { tempDatabase } from '../support/sqlite-harness.js'
 
-const HANDLERS = join(ROOT, 'tests', 'fixtures', 'handlers', 'plain.mjs')
+const HANDLERS = join(REPO_ROOT, 'tests', 'support', 'handlers', 'plain.mjs')
 
 test('stats, jobs, retry, cancel, purge and stop-workers refuse a SQLite path that does not exist, creating nothing', async (t) => {
   const db = tempDatabase(t)
@@ -28,7 +29,7 @@ test('stats, jobs, retry, cancel, purge and stop-workers refuse a SQLite path th
     ['purge', '--state', 'dead'],
     ['stop-workers'],
   ]
-  const results = await Promise.all(commands.map((args) => runFerry(db.url, args)))
+  const results = await Promise.all(commands.map((args) => runCli(db.url, args)))
   for (const [i, { code, stdout, stderr }] of results.entries()) {
     const label = commands[i]!.join(' ')
     assert.equal(code, 2, `${label}: ${stderr}`)
@@ -47,8 +48,8 @@ test('enqueue and work create a missing SQLite database', async (t) => {
   const forEnqueue = tempDatabase(t)
   const forWork = tempDatabase(t)
   const [enqueued, worked] = await Promise.all([
-    runFerry(forEnqueue.url, ['enqueue', 'plain-mjs', '{}']),
-    runFerry(forWork.url, ['work', '--handlers', HANDLERS, '--time-limit', '10ms']),
+    runCli(forEnqueue.url, ['enqueue', 'plain-mjs', '{}']),
+    runCli(forWork.url, ['work', '--handlers', HANDLERS, '--time-limit', '10ms']),
   ])
   assert.equal(enqueued.code, 0, enqueued.stderr)
   assert.match(enqueued.stdout, /^1\n$/)
@@ -75,10 +76,10 @@ test(
       'ferry: warning: Redis runs without an append-only file (appendonly no): jobs acknowledged since ' +
       'its last snapshot are lost if the server crashes or restarts. Set appendonly yes and appendfsync ' +
       'always (docs/backends.md)'
-    const enqueued = await runFerry(store, ['enqueue', 'plain-mjs', '{}'])
+    const enqueued = await runCli(store, ['enqueue', 'plain-mjs', '{}'])
     assert.equal(enqueued.code, 0, enqueued.stderr)
     assert.equal(enqueued.stderr, `${warning}\n`)
-    const worked = await runFerry(store, ['work', '--handlers', HANDLERS, '--limit', '1'])
+    const worked = await runCli(store, ['work', '--handlers', HANDLERS, '--limit', '1'])
     assert.equal(worked.code, 0, worked.stderr)
     assert.equal(worked.stderr.split('\n')[0], warning)
     assert.equal(worked.stderr.split(warning).length, 2, `one warning line:\n${worked.stderr}`)
@@ -86,7 +87,7 @@ test(
 
     const quiet = await Promise.all(
       [['stats'], ['jobs'], ['retry', '--all-dead'], ['purge', '--state', 'dead'], ['stop-workers']].map(
-        (args) => runFerry(store, args),
+        (args) => runCli(store, args),
       ),
     )
     for (const { code, stderr } of quiet) {
@@ -155,7 +156,7 @@ test('a connection refused or hung up names the host, the port and the OS error'
         'the server stopped or restarted, or what listens there is not PostgreSQL [store_unavailable]\n',
     ],
   ]
-  const results = await Promise.all(cases.map(([url]) => runFerry(url, ['stats'])))
+  const results = await Promise.all(cases.map(([url]) => runCli(url, ['stats'])))
   for (const [i, { code, stdout, stderr }] of results.entries()) {
     assert.equal(code, 2, stderr)
     assert.equal(stdout, '')

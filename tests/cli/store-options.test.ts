@@ -7,11 +7,12 @@ import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
 import { test } from 'node:test'
 
-import { runFerry, tempDatabase } from './cli-harness.js'
+import { runCli } from '../support/processes.js'
+import { tempDatabase } from '../support/sqlite-harness.js'
 
 test('a store URL with a misspelt parameter is a usage error (exit 2), and no database is created', async (t) => {
   const { path, url } = tempDatabase(t)
-  const { code, stdout, stderr } = await runFerry(`${url}?durabilty=normal`, ['enqueue', 'send-email', '{}'])
+  const { code, stdout, stderr } = await runCli(`${url}?durabilty=normal`, ['enqueue', 'send-email', '{}'])
   assert.equal(code, 2, stderr)
   assert.equal(stdout, '')
   assert.equal(

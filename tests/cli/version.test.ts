@@ -4,11 +4,12 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 
-import { ROOT, runFerry, tempDatabase } from './cli-harness.js'
+import { REPO_ROOT, runCli } from '../support/processes.js'
+import { tempDatabase } from '../support/sqlite-harness.js'
 
 test('ferry --version and -V print the package version and exit 0', async (t) => {
   const db = tempDatabase(t)
-  const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }
-  const results = await Promise.all([runFerry(db.url, ['--version']), runFerry(db.url, ['-V'])])
+  const { version } = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }
+  const results = await Promise.all([runCli(db.url, ['--version']), runCli(db.url, ['-V'])])
   for (const result of results) assert.deepEqual(result, { code: 0, stdout: `${version}\n`, stderr: '' })
 })

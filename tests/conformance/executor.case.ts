@@ -4,7 +4,7 @@
  * strategy's test file calls runExecutorConformance; a strategy that cannot pass a case lists it
  * in `skip` with a reason, and the case shows up as skipped.
  *
- * One fixture module per misbehaviour (tests/fixtures/executor-handlers/), each of which also
+ * One fixture module per misbehaviour (tests/support/handlers/), each of which also
  * exports the well-behaved `ok` handler: every test ends by running an `ok` job on the same
  * executor, so "the executor survives" is checked after every misbehaviour. Attempts are built by
  * hand (a ClaimedJob-shaped object and an AttemptAbort); aborting one is what the worker does on a
@@ -22,8 +22,10 @@ import { fileURLToPath } from 'node:url'
 import type { ClaimedJob, JobError } from '../../src/core/job.js'
 import type { PoolExecutorOptions } from '../../src/worker/executors/pool/pool-options.js'
 import { AttemptAbort, type ExecutionOutcome, type Executor } from '../../src/worker/executors/executor.js'
-import { isRunning } from '../helpers/process-tree.js'
-import { defer, isAlive, readPid, REPO_ROOT, waitFor, withTimeout } from '../helpers/worker-helpers.js'
+import { waitFor, within } from '../support/async.js'
+import { defer } from '../support/cleanup.js'
+import { isAlive, isRunning, readPid, REPO_ROOT } from '../support/processes.js'
+import { fixtureHandlers } from '../support/workers.js'
 
 export interface SkipEntry {
   /** Test names, exactly as the suite spells them. */
@@ -43,11 +45,6 @@ export interface ExecutorConformanceOptions {
    * must then exit on its own (nothing left running). Without it, that test is skipped.
    */
   testFile?: string
-}
-
-/** An absolute path in tests/fixtures/executor-handlers. */
-export function executorFixture(file: string): string {
-  return join(REPO_ROOT, 'tests', 'fixtures', 'executor-handlers', file)
 }
 
 /** How long one attempt may take before the test fails instead of hanging. */
@@ -127,9 +124,9 @@ export function runExecutorConformance({
     body: (x: Executor, t: TestContext) => Promise<void>,
   ): void => {
     bare(title, async (t) => {
-      const executor = createExecutor(executorFixture(fixture))
-      defer(t, () => withTimeout(executor.close(), 10_000, `closing the ${name} executor`))
-      await withTimeout(executor.start(), 20_000, `starting the ${name} executor`)
+      const executor = createExecutor(fixtureHandlers(fixture))
+      defer(t, () => within(10_000, `closing the ${name} executor`, executor.close()))
+      await within(20_000, `starting the ${name} executor`, executor.start())
       await body(executor, t)
     })
   }
@@ -192,16 +189,18 @@ export function runExecutorConformance({
       )
 
       test('fails a job whose async handler rejects, like one that throws', 'scripted.ts', async (x) => {
-        const error = failed(await run(x, claimedJob('script', { sleepMs: 1, throw: 'rejected later' })))
+        const error = failed(
+          await run(x, claimedJob('script', { steps: [{ sleepMs: 1, throw: 'rejected later' }] })),
+        )
         assert.equal(error.kind, 'error')
         assert.equal(error.message, 'rejected later')
-        const value = failed(await run(x, claimedJob('script', { throwValue: { code: 7 } })))
+        const value = failed(await run(x, claimedJob('script', { steps: [{ throwValue: { code: 7 } }] })))
         assert.equal(value.kind, 'non_error')
         assert.match(value.message, /"code":7/)
       })
 
       test('reports snoozed with the delay when the handler calls snooze', 'scripted.ts', async (x) => {
-        assert.deepEqual(await run(x, claimedJob('script', { snoozeMs: 1500 })), {
+        assert.deepEqual(await run(x, claimedJob('script', { steps: [{ snoozeMs: 1500 }] })), {
           kind: 'snoozed',
           delayMs: 1500,
         })
@@ -212,7 +211,10 @@ export function runExecutorConformance({
         'reports permanent with the reason when the handler calls permanentFailure',
         'scripted.ts',
         async (x) => {
-          const outcome = await run(x, claimedJob('script', { permanent: 'the account is gone' }))
+          const outcome = await run(
+            x,
+            claimedJob('script', { steps: [{ permanent: 'the account is gone' }] }),
+          )
           assert.equal(outcome.kind, 'permanent', describeOutcome(outcome))
           assert.equal(outcome.error.kind, 'permanent')
           assert.equal(outcome.error.message, 'the account is gone')
@@ -225,8 +227,8 @@ export function runExecutorConformance({
         'scripted.ts',
         async (x) => {
           const result = { nested: { list: [1, 'two', null, true], empty: {} }, text: 'ünïcødé ✓' }
-          assert.deepEqual(completed(await run(x, claimedJob('script', { result }))), result)
-          assert.deepEqual(await run(x, claimedJob('script', { result: null })), {
+          assert.deepEqual(completed(await run(x, claimedJob('script', { steps: [{ result }] }))), result)
+          assert.deepEqual(await run(x, claimedJob('script', { steps: [{ result: null }] })), {
             kind: 'completed',
             result: null,
           })
@@ -243,8 +245,8 @@ export function runExecutorConformance({
       test('runs several attempts at once and gives each its own outcome', 'scripted.ts', async (x) => {
         const jobs = Array.from({ length: 8 }, (_, i) =>
           i % 2 === 0
-            ? claimedJob('script', { sleepMs: 20 * (8 - i), result: { i } })
-            : claimedJob('script', { sleepMs: 20 * (8 - i), throw: `failure ${i}` }),
+            ? claimedJob('script', { steps: [{ sleepMs: 20 * (8 - i), result: { i } }] })
+            : claimedJob('script', { steps: [{ sleepMs: 20 * (8 - i), throw: `failure ${i}` }] }),
         )
         const outcomes = await Promise.all(jobs.map((job) => run(x, job)))
         for (const [i, outcome] of outcomes.entries()) {
@@ -267,7 +269,7 @@ export function runExecutorConformance({
         'scripted.ts',
         async (x) => {
           const abort = new AttemptAbort()
-          const outcome = run(x, claimedJob('script', { sleepMs: 60_000 }), abort)
+          const outcome = run(x, claimedJob('script', { steps: [{ sleepMs: 60_000 }] }), abort)
           setTimeout(() => abort.abort(new Error('timed out after 200 ms')), ABORT_AFTER_MS)
           assertAborted(await outcome)
           await assertStillWorks(x)
@@ -380,8 +382,8 @@ export function runExecutorConformance({
         const running = x.run({ job: claimedJob('never-resolves'), abort: new AttemptAbort() })
         // The attempt is running once a later job has been started after it and completed.
         await assertStillWorks(x)
-        await withTimeout(x.close(), 10_000, 'close()')
-        const outcome = await withTimeout(running, 5000, 'the attempt still running at close() settling')
+        await within(10_000, 'close()', x.close())
+        const outcome = await within(5000, 'the attempt still running at close() settling', running)
         assertAborted(outcome)
       })
 
@@ -403,10 +405,10 @@ export function runExecutorConformance({
             if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
             await exited
           })
-          const exit = await withTimeout(
-            exited,
+          const exit = await within(
             30_000,
             `the probe process (still running after close()):\n${output}`,
+            exited,
           )
           assert.deepEqual(exit, { code: 0, signal: null }, output)
           assert.match(output, /probe: closed/, output)
@@ -426,7 +428,7 @@ export function runExecutorConformance({
  */
 async function runProbe(createExecutor: (handlersModulePath: string) => Executor): Promise<void> {
   try {
-    const executor = createExecutor(executorFixture('never-resolves.mjs'))
+    const executor = createExecutor(fixtureHandlers('never-resolves.mjs'))
     await executor.start()
     const first = await executor.run({ job: claimedJob('ok'), abort: new AttemptAbort() })
     if (first.kind !== 'completed') throw new Error(`the ok job ended ${describeOutcome(first)}`)
@@ -452,7 +454,7 @@ async function run(
   abort = new AttemptAbort(),
   timeoutMs = RUN_TIMEOUT_MS,
 ): Promise<ExecutionOutcome> {
-  return withTimeout(executor.run({ job, abort }), timeoutMs, `the ${job.name} attempt`)
+  return within(timeoutMs, `the ${job.name} attempt`, executor.run({ job, abort }))
 }
 
 /** Aborted (an isolating strategy may add how it killed the child: `killed`). */

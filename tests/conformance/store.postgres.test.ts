@@ -1,7 +1,7 @@
 import { after } from 'node:test'
 
-import { postgresHarnesses, postgresUnreachableReason } from '../helpers/postgres-harness.js'
-import { whenAvailable } from '../helpers/services.js'
+import { postgresHarnesses, postgresUnreachableReason } from '../support/postgres-harness.js'
+import { whenAvailable } from '../support/services.js'
 import { runStoreConformance } from './store.case.js'
 
 await whenAvailable(postgresUnreachableReason(), () => {

@@ -8,13 +8,13 @@ import { after, describe, it } from 'node:test'
 
 import { ValidationError } from '../../src/core/errors.js'
 import { openStore } from '../../src/store/open-store.js'
-import { newJob } from '../helpers/store-harness.js'
+import { newJob } from '../support/store-harness.js'
 import {
   ioredisVersion,
   ownServerOptions,
   redisHarness,
   startOwnRedisCluster,
-} from '../helpers/redis-harness.js'
+} from '../support/redis-harness.js'
 import { runStoreConformance } from './store.case.js'
 
 const options = ownServerOptions()

@@ -5,12 +5,12 @@
  * which is why everything else here is loaded dynamically. FERRY_TEST_IOREDIS=5 npm test -- redis
  * runs every Redis test file on ioredis 5 (scripts/run-tests.mjs).
  */
-import '../helpers/use-ioredis5.mjs'
+import '../support/use-ioredis5.mjs'
 
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 
-const { ioredisVersion } = await import('../helpers/redis-harness.js')
+const { ioredisVersion } = await import('../support/redis-harness.js')
 
 test('loads ioredis 5 for the suites below', () => {
   assert.match(ioredisVersion(), /^5\./)

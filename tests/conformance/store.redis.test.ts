@@ -1,5 +1,5 @@
-import { ioredisVersion, redisHarness, redisUnreachableReason } from '../helpers/redis-harness.js'
-import { whenAvailable } from '../helpers/services.js'
+import { ioredisVersion, redisHarness, redisUnreachableReason } from '../support/redis-harness.js'
+import { whenAvailable } from '../support/services.js'
 import { runStoreConformance } from './store.case.js'
 
 await whenAvailable(redisUnreachableReason(), () =>

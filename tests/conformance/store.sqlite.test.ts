@@ -1,4 +1,4 @@
-import { createSqliteHarness } from '../helpers/sqlite-harness.js'
+import { createSqliteHarness } from '../support/sqlite-harness.js'
 import { runStoreConformance } from './store.case.js'
 
 runStoreConformance({ name: 'SqliteStore', createHarness: createSqliteHarness, skip: [] })

@@ -1,6 +1,6 @@
 /**
  * Wall-clock steps, as NTP, a resumed VM or `date -s` make them, under real `ferry work` processes
- * (tests/helpers/fake-clock.ts steps their wall clock; their monotonic clock, as on a
+ * (tests/support/fake-clock.ts steps their wall clock; their monotonic clock, as on a
  * real machine, does not step). A healthy worker keeps its leases across a step of ten minutes
  * either way: its jobs complete on their one attempt, nothing is recovered under it, nothing runs
  * twice. And a worker that dies just after a step still has its job back about one lease later:
@@ -15,22 +15,18 @@ import { describe, it, type TestContext } from 'node:test'
 import { createClient, type Store } from '../../src/index.js'
 import { PostgresStore } from '../../src/postgres.js'
 import { RedisStore } from '../../src/redis.js'
-import type { ScriptPayload } from '../fixtures/handlers/scripted.js'
-import { fakeClock, fakeClockUnavailable, type FakeClock } from '../helpers/fake-clock.js'
-import { privatePostgres, privatePostgresUnavailable } from '../helpers/private-postgres.js'
-import { redisServerMissingReason, startOwnRedisServer } from '../helpers/redis-harness.js'
-import { skipUnlessAvailable } from '../helpers/services.js'
-import { tempDatabase } from '../helpers/sqlite-harness.js'
-import {
-  allJobs,
-  defer,
-  fixtureHandlers,
-  spawnFerry,
-  waitFor,
-  WORKER_STARTED,
-  type FerryProcess,
-} from '../helpers/worker-helpers.js'
-import { getJob } from '../helpers/store-calls.js'
+import type { ScriptPayload } from '../support/handlers/scripted.js'
+import { fakeClock, fakeClockUnavailable, type FakeClock } from '../support/fake-clock.js'
+import { privatePostgres, privatePostgresUnavailable } from '../support/private-postgres.js'
+import { redisServerMissingReason, startOwnRedisServer } from '../support/redis-harness.js'
+import { skipUnlessAvailable } from '../support/services.js'
+import { tempDatabase } from '../support/sqlite-harness.js'
+import { waitFor } from '../support/async.js'
+import { defer } from '../support/cleanup.js'
+import { type FerryProcess, spawnFerry, WORKER_STARTED } from '../support/processes.js'
+import { allJobs } from '../support/store-harness.js'
+import { fixtureHandlers } from '../support/workers.js'
+import { getJob } from '../support/store-calls.js'
 
 const SCRIPTED = fixtureHandlers('scripted.ts')
 const LEASE_MS = 3000

@@ -9,14 +9,16 @@ import assert from 'node:assert/strict'
 import { describe, it, type TestContext } from 'node:test'
 
 import { createClient, type Store } from '../../src/index.js'
-import { postgresUnreachableReason, tempSchema } from '../helpers/postgres-harness.js'
-import { ownServerOptions, startOwnRedisServer } from '../helpers/redis-harness.js'
+import { postgresUnreachableReason, tempSchema } from '../support/postgres-harness.js'
+import { ownServerOptions, startOwnRedisServer } from '../support/redis-harness.js'
 import { RedisStore } from '../../src/redis.js'
-import { skipUnlessAvailable } from '../helpers/services.js'
-import { defer, REPO_ROOT, spawnFerry, waitFor, WORKER_STARTED } from '../helpers/worker-helpers.js'
-import { getJob } from '../helpers/store-calls.js'
+import { skipUnlessAvailable } from '../support/services.js'
+import { waitFor } from '../support/async.js'
+import { defer } from '../support/cleanup.js'
+import { REPO_ROOT, spawnFerry, WORKER_STARTED } from '../support/processes.js'
+import { getJob } from '../support/store-calls.js'
 
-const OK_HANDLERS = `${REPO_ROOT}/tests/fixtures/executor-handlers/ok.mjs`
+const OK_HANDLERS = `${REPO_ROOT}/tests/support/handlers/ok.mjs`
 /** The default lease: a frozen waiter used to cost the job all of it, and its attempt. */
 const LEASE_MS = 30_000
 

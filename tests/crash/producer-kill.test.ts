@@ -16,10 +16,10 @@ import { test, type TestContext } from 'node:test'
 import type { Job, Store } from '../../src/index.js'
 import { SqliteStore } from '../../src/sqlite.js'
 import { jobFor } from '../fixtures/producer.js'
-import { postgresUnreachableReason, tempSchema } from '../helpers/postgres-harness.js'
-import { skipUnlessAvailable } from '../helpers/services.js'
-import { allJobs } from '../helpers/store-harness.js'
-import { getJob } from '../helpers/store-calls.js'
+import { postgresUnreachableReason, tempSchema } from '../support/postgres-harness.js'
+import { skipUnlessAvailable } from '../support/services.js'
+import { allJobs } from '../support/store-harness.js'
+import { getJob } from '../support/store-calls.js'
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/producer.ts', import.meta.url))
 const ROUNDS = 24

@@ -7,17 +7,12 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 
 import { createClient, type JobSpec } from '../../src/index.js'
-import type { ScriptPayload } from '../fixtures/handlers/scripted.js'
-import { freshStore, STORES, urlOf } from '../helpers/stores.js'
-import {
-  allJobs,
-  createWorker,
-  fixtureHandlers,
-  spawnFerry,
-  stopWorker,
-  waitFor,
-  waitForEvent,
-} from '../helpers/worker-helpers.js'
+import type { ScriptPayload } from '../support/handlers/scripted.js'
+import { freshStore, STORES, urlOf } from '../support/stores.js'
+import { waitFor, waitForEvent } from '../support/async.js'
+import { spawnFerry } from '../support/processes.js'
+import { allJobs } from '../support/store-harness.js'
+import { createWorker, fixtureHandlers, stopWorker } from '../support/workers.js'
 
 for (const store of STORES) {
   describe(`a SIGKILLed worker on ${store.name}`, { skip: store.skip }, () => {

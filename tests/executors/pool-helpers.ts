@@ -2,8 +2,8 @@ import { PassThrough } from 'node:stream'
 import { AttemptAbort, type ExecutionOutcome, type Executor } from '../../src/worker/executors/executor.js'
 import { claimedJob } from '../conformance/executor.case.js'
 
-export const POOL_HANDLERS = new URL('./pool-handlers.ts', import.meta.url)
-export const BROKEN_HANDLERS = new URL('./pool-broken-handlers.ts', import.meta.url)
+export const POOL_HANDLERS = new URL('../support/handlers/pool.ts', import.meta.url)
+export const BROKEN_HANDLERS = new URL('../support/handlers/pool-broken.ts', import.meta.url)
 
 /** Runs one job to its outcome; `abortAfterMs` aborts it like the worker's timeout would. */
 export async function runJob(
@@ -36,13 +36,4 @@ export function capture(): { stream: PassThrough; text: () => string } {
   stream.setEncoding('utf8')
   stream.on('data', (chunk: string) => (text += chunk))
   return { stream, text: () => text }
-}
-
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
 }

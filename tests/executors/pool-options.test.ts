@@ -13,7 +13,7 @@ import {
   type ForkExecutorOptions,
   type PoolExecutorOptions,
 } from '../../src/index.js'
-import { unknownOption } from '../helpers/unknown-option.js'
+import { unknownOption } from '../support/unknown-option.js'
 import { POOL_HANDLERS } from './pool-helpers.js'
 
 const POOL_KEYS = ['size', 'maxJobsPerChild', 'maxRssBytes', 'maxHeapMb', 'killGraceMs', 'startTimeoutMs']

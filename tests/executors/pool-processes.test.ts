@@ -3,7 +3,8 @@ import { test } from 'node:test'
 import { ValidationError } from '../../src/core/errors.js'
 import { ForkExecutor } from '../../src/worker/executors/fork.js'
 import { ProcessesExecutor } from '../../src/worker/executors/processes.js'
-import { BROKEN_HANDLERS, capture, completedResult, isAlive, POOL_HANDLERS, runJob } from './pool-helpers.js'
+import { BROKEN_HANDLERS, capture, completedResult, POOL_HANDLERS, runJob } from './pool-helpers.js'
+import { isAlive } from '../support/processes.js'
 
 const quiet = () => ({ stdout: capture().stream, stderr: capture().stream })
 

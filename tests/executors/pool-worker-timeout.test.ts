@@ -2,7 +2,10 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { createClient } from '../../src/index.js'
 import { createExecutor } from '../../src/worker/executors/create-executor.js'
-import { getJob, startWorker, tempStore, waitForEvent } from '../helpers/worker-helpers.js'
+import { waitForEvent } from '../support/async.js'
+import { tempStore } from '../support/sqlite-harness.js'
+import { getExistingJob } from '../support/store-calls.js'
+import { startWorker } from '../support/workers.js'
 import { capture, POOL_HANDLERS } from './pool-helpers.js'
 
 test('a worker records a timed-out job whose process had to be killed as a timeout with the kill detail', async (t) => {
@@ -17,7 +20,7 @@ test('a worker records a timed-out job whose process had to be killed as a timeo
   const dead = waitForEvent(worker, 'job:dead', undefined, 15_000)
   const { id } = await createClient({ store }).enqueue('blocksLoop', null, { timeoutMs: 200, maxAttempts: 1 })
   await dead
-  const { lastError } = await getJob(store, id)
+  const { lastError } = await getExistingJob(store, id)
   assert.equal(lastError?.kind, 'timeout')
   assert.equal(lastError?.timeoutMs, 200)
   assert.equal(

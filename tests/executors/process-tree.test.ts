@@ -13,15 +13,11 @@ import { describe, test, type TestContext } from 'node:test'
 import { createClient, type WorkerOptions } from '../../src/index.js'
 import type { PoolExecutorOptions } from '../../src/worker/executors/pool/pool-options.js'
 import { createExecutor } from '../../src/worker/executors/create-executor.js'
-import {
-  createWorker,
-  fixtureHandlers,
-  getJob,
-  stopWorker,
-  tempStore,
-  waitForEvent,
-} from '../helpers/worker-helpers.js'
-import { killRecordedAfter, waitForPids, waitUntilGone } from '../helpers/process-tree.js'
+import { waitForEvent } from '../support/async.js'
+import { killRecordedAfter, waitForPids, waitUntilGone } from '../support/processes.js'
+import { tempStore } from '../support/sqlite-harness.js'
+import { getExistingJob } from '../support/store-calls.js'
+import { createWorker, fixtureHandlers, stopWorker } from '../support/workers.js'
 
 const HANDLERS = fixtureHandlers('process-tree.mjs')
 /** A child start under tsx takes a second or more on a loaded machine: generous, never reached otherwise. */
@@ -69,7 +65,7 @@ for (const strategy of ['processes', 'fork'] as const) {
       await worker.start()
       await dead
 
-      const job = await getJob(store, id)
+      const job = await getExistingJob(store, id)
       assert.equal(job.lastError?.kind, 'timeout', JSON.stringify(job.lastError))
       const { pid, sleepPid } = await waitForPids(pidFile)
       await waitUntilGone([pid, sleepPid!], "the timed-out job's process and its sleep")
@@ -89,7 +85,7 @@ for (const strategy of ['processes', 'fork'] as const) {
       assert.equal(await operator.cancel({ ids: [id] }), 1)
       await lost
       await waitUntilGone([sleepPid!], "the cancelled job's sleep")
-      assert.equal((await getJob(store, id)).lastError?.kind, 'cancelled')
+      assert.equal((await getExistingJob(store, id)).lastError?.kind, 'cancelled')
       assert.equal(await stopWorker(worker), 'requested')
     })
 
@@ -108,7 +104,10 @@ for (const strategy of ['processes', 'fork'] as const) {
         await worker.start()
         await completed
 
-        const { pid, sleepPid } = (await getJob(store, id)).result as { pid: number; sleepPid: number }
+        const { pid, sleepPid } = (await getExistingJob(store, id)).result as {
+          pid: number
+          sleepPid: number
+        }
         // The worker still runs: recycling, not the stop, ended them.
         await waitUntilGone([pid, sleepPid], "the recycled child and its job's sleep")
         assert.equal(worker.activeCount, 0)
@@ -124,7 +123,7 @@ for (const strategy of ['processes', 'fork'] as const) {
       const { pid, sleepPid } = await waitForPids(pidFile)
 
       assert.equal(await stopWorker(worker), 'requested')
-      const job = await getJob(store, id)
+      const job = await getExistingJob(store, id)
       assert.equal(job.state, 'completed', JSON.stringify(job.lastError))
       assert.equal(job.attempts, 1)
       await waitUntilGone([pid, sleepPid!], "the stopped worker's child and its job's sleep")
@@ -137,7 +136,7 @@ for (const strategy of ['processes', 'fork'] as const) {
       const { pid, sleepPid } = await waitForPids(pidFile)
 
       assert.equal(await stopWorker(worker, { graceful: false }), 'requested')
-      assert.equal((await getJob(store, id)).state, 'ready')
+      assert.equal((await getExistingJob(store, id)).state, 'ready')
       await waitUntilGone([pid, sleepPid!], "the aborted job's process and its sleep")
     })
   })

@@ -12,11 +12,12 @@ import type { ClaimedJob } from '../../src/core/job.js'
 import { Deliveries, type DeliveryBackend, type DeliveryWaiter } from '../../src/store/kernel/delivery.js'
 import { DELIVERY_LEASE_MS, type Store } from '../../src/store/store.js'
 import { WakeHub } from '../../src/store/wake-hub.js'
-import { postgresUnreachableReason, tempSchema } from '../helpers/postgres-harness.js'
-import { freshStore, redisUnreachableReason } from '../helpers/redis-harness.js'
-import { skipUnlessAvailable } from '../helpers/services.js'
-import { newJob, within } from '../helpers/store-harness.js'
-import { getJob } from '../helpers/store-calls.js'
+import { postgresUnreachableReason, tempSchema } from '../support/postgres-harness.js'
+import { within } from '../support/async.js'
+import { redisUnreachableReason, tempNamespace } from '../support/redis-harness.js'
+import { skipUnlessAvailable } from '../support/services.js'
+import { newJob } from '../support/store-harness.js'
+import { getJob } from '../support/store-calls.js'
 
 const CLAIM = { limit: 10, leaseMs: 60_000, workerId: 'w' }
 
@@ -221,5 +222,5 @@ deliveryCases('PostgreSQL', await postgresUnreachableReason(), (t) => tempSchema
 deliveryCases(
   'Redis',
   await redisUnreachableReason(),
-  async (t) => (await freshStore(t, 'kernel-delivery')).store,
+  async (t) => (await tempNamespace(t, 'kernel-delivery')).store,
 )

@@ -6,9 +6,10 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 
-import { STORES, freshStore } from '../helpers/stores.js'
-import { newJob, within } from '../helpers/store-harness.js'
-import { waitReason } from '../helpers/store-calls.js'
+import { STORES, freshStore } from '../support/stores.js'
+import { newJob } from '../support/store-harness.js'
+import { within } from '../support/async.js'
+import { waitReason } from '../support/store-calls.js'
 
 const QUEUE_COUNT = 10_000
 const LEASE = { leaseMs: 60_000, workerId: 'many-queues' }

@@ -19,17 +19,17 @@ import {
   postgresUnreachableReason,
   storeUrl,
   testSchemaName,
-} from '../helpers/postgres-harness.js'
+} from '../support/postgres-harness.js'
 import {
   dropNamespace,
   redisUnreachableReason,
   TEST_REDIS_URL,
   uniqueNamespace,
-} from '../helpers/redis-harness.js'
-import { whenAvailable } from '../helpers/services.js'
-import { tempDatabase } from '../helpers/sqlite-harness.js'
-import { unknownOption } from '../helpers/unknown-option.js'
-import { defer } from '../helpers/worker-helpers.js'
+} from '../support/redis-harness.js'
+import { whenAvailable } from '../support/services.js'
+import { tempDatabase } from '../support/sqlite-harness.js'
+import { unknownOption } from '../support/unknown-option.js'
+import { defer } from '../support/cleanup.js'
 
 /** Asserts that opening rejects with the ValidationError of an unknown option (unknownOption). */
 function rejectsUnknown(

@@ -18,9 +18,11 @@ import pg from 'pg'
 
 import { createClient } from '../../src/index.js'
 import { PostgresStore } from '../../src/postgres.js'
-import { privatePostgres, privatePostgresUnavailable } from '../helpers/private-postgres.js'
-import { whenAvailable } from '../helpers/services.js'
-import { defer, startWorker, waitFor } from '../helpers/worker-helpers.js'
+import { privatePostgres, privatePostgresUnavailable } from '../support/private-postgres.js'
+import { whenAvailable } from '../support/services.js'
+import { waitFor } from '../support/async.js'
+import { defer } from '../support/cleanup.js'
+import { startWorker } from '../support/workers.js'
 
 const RATE_PER_S = 600
 const LOAD_MS = 90_000

@@ -14,9 +14,9 @@ import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
 
 import { functions } from '../../src/store/postgres/generated/assets.js'
-import { adminQuery, postgresUnreachableReason, tempSchema } from '../helpers/postgres-harness.js'
-import { skipUnlessAvailable } from '../helpers/services.js'
-import { newJob } from '../helpers/store-harness.js'
+import { adminQuery, postgresUnreachableReason, tempSchema } from '../support/postgres-harness.js'
+import { skipUnlessAvailable } from '../support/services.js'
+import { newJob } from '../support/store-harness.js'
 
 const LEASE_MS = 60_000
 /** What the fixture's schema name was replaced with. */

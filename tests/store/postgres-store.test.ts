@@ -13,7 +13,7 @@ import { createClient, FerryError, ValidationError, type Store } from '../../src
 import { PostgresStore } from '../../src/postgres.js'
 import { migrations } from '../../src/store/postgres/generated/assets.js'
 import { DELIVERY_LEASE_MS } from '../../src/store/store.js'
-import { tempDatabase } from '../helpers/sqlite-harness.js'
+import { tempDatabase } from '../support/sqlite-harness.js'
 import {
   adminQuery,
   dropSchema,
@@ -21,12 +21,14 @@ import {
   postgresUnreachableReason,
   tempSchema,
   testSchemaName,
-} from '../helpers/postgres-harness.js'
-import { skipUnlessAvailable, whenAvailable } from '../helpers/services.js'
-import { privatePostgres, privatePostgresUnavailable } from '../helpers/private-postgres.js'
-import { allJobs, newJob, within } from '../helpers/store-harness.js'
-import { defer, startWorker, waitFor } from '../helpers/worker-helpers.js'
-import { getJob, waitReason } from '../helpers/store-calls.js'
+} from '../support/postgres-harness.js'
+import { skipUnlessAvailable, whenAvailable } from '../support/services.js'
+import { privatePostgres, privatePostgresUnavailable } from '../support/private-postgres.js'
+import { allJobs, newJob } from '../support/store-harness.js'
+import { waitFor, within } from '../support/async.js'
+import { defer } from '../support/cleanup.js'
+import { startWorker } from '../support/workers.js'
+import { getJob, waitReason } from '../support/store-calls.js'
 
 const LEASE_MS = 60_000
 

@@ -8,12 +8,13 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 
 import { createClient, type JobSpec } from '../../src/index.js'
-import { postgresUnreachableReason, tempSchema } from '../helpers/postgres-harness.js'
-import { whenAvailable } from '../helpers/services.js'
-import { allJobs } from '../helpers/store-harness.js'
-import { REPO_ROOT, spawnFerry, waitFor, WORKER_STARTED } from '../helpers/worker-helpers.js'
+import { postgresUnreachableReason, tempSchema } from '../support/postgres-harness.js'
+import { whenAvailable } from '../support/services.js'
+import { allJobs } from '../support/store-harness.js'
+import { waitFor } from '../support/async.js'
+import { REPO_ROOT, spawnFerry, WORKER_STARTED } from '../support/processes.js'
 
-const OK_HANDLERS = join(REPO_ROOT, 'tests', 'fixtures', 'executor-handlers', 'ok.mjs')
+const OK_HANDLERS = join(REPO_ROOT, 'tests', 'support', 'handlers', 'ok.mjs')
 const PROCESSES = 4
 const JOBS = 2000
 

@@ -10,14 +10,17 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 
-import { withConnection } from '../../bench/lib/redis-server.js'
+import { withConnection } from '../support/redis-server.js'
 import type { NewJob } from '../../src/index.js'
 import { RedisStore } from '../../src/redis.js'
-import type { ScriptPayload } from '../fixtures/handlers/scripted.js'
-import { ownServerOptions, startOwnRedisCluster, type OwnRedisCluster } from '../helpers/redis-harness.js'
-import { newJob } from '../helpers/store-harness.js'
-import { defer, fixtureHandlers, sleep, spawnFerry, startWorker, waitFor } from '../helpers/worker-helpers.js'
-import { getJob } from '../helpers/store-calls.js'
+import type { ScriptPayload } from '../support/handlers/scripted.js'
+import { ownServerOptions, startOwnRedisCluster, type OwnRedisCluster } from '../support/redis-harness.js'
+import { newJob } from '../support/store-harness.js'
+import { sleep, waitFor } from '../support/async.js'
+import { defer } from '../support/cleanup.js'
+import { spawnFerry } from '../support/processes.js'
+import { fixtureHandlers, startWorker } from '../support/workers.js'
+import { getJob } from '../support/store-calls.js'
 
 const JOB = 'failover.job'
 /** A master silent this long is failed over: short, so the test takes seconds. */

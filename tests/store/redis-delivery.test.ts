@@ -11,18 +11,19 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 import { RedisStore } from '../../src/redis.js'
-import { newJob, within } from '../helpers/store-harness.js'
+import { newJob } from '../support/store-harness.js'
+import { within } from '../support/async.js'
+import { defer } from '../support/cleanup.js'
 import {
-  freshStore,
   openTestStore,
   ownServerOptions,
   redisUnreachableReason,
   startOwnRedisServer,
+  tempNamespace,
   TEST_REDIS_URL,
-} from '../helpers/redis-harness.js'
-import { whenAvailable } from '../helpers/services.js'
-import { defer } from '../helpers/worker-helpers.js'
-import { getJob } from '../helpers/store-calls.js'
+} from '../support/redis-harness.js'
+import { whenAvailable } from '../support/services.js'
+import { getJob } from '../support/store-calls.js'
 
 const CLAIM = { limit: 10, leaseMs: 60_000, workerId: 'w' }
 
@@ -44,7 +45,7 @@ function readAof(dir: string): string {
 await whenAvailable(redisUnreachableReason(), () => {
   describe('RedisStore delivery', () => {
     it('gives back, in place and with the attempt unused, jobs handed to a waiter that no longer waits', async (t) => {
-      const { store: worker, namespace } = await freshStore(t, 'delivery')
+      const { store: worker, namespace } = await tempNamespace(t, 'delivery')
       const producer = await open(t, namespace)
       const redis = new Redis(TEST_REDIS_URL)
       defer(t, () => redis.quit())
@@ -88,7 +89,7 @@ await whenAvailable(redisUnreachableReason(), () => {
     })
 
     it('leaves no registration behind for a wait that ended before it was subscribed', async (t) => {
-      const { store, namespace } = await freshStore(t, 'delivery') // not subscribed yet: its first wait subscribes
+      const { store, namespace } = await tempNamespace(t, 'delivery') // not subscribed yet: its first wait subscribes
       const redis = new Redis(TEST_REDIS_URL)
       defer(t, () => redis.quit())
       const ended = await store.waitForWork({ queues: ['default'], timeoutMs: 0, claim: CLAIM })
@@ -109,7 +110,7 @@ await whenAvailable(redisUnreachableReason(), () => {
     })
 
     it('reads jobs too large to send in the delivery message', async (t) => {
-      const { store: worker, namespace } = await freshStore(t, 'delivery')
+      const { store: worker, namespace } = await tempNamespace(t, 'delivery')
       const producer = await open(t, namespace)
       const waiting = worker.waitForWork({
         queues: ['default'],

@@ -9,10 +9,10 @@ import { describe, it } from 'node:test'
 
 import { createClient } from '../../src/client/client.js'
 import { RedisStore } from '../../src/redis.js'
-import { allJobs } from '../helpers/store-harness.js'
-import { ownServerOptions, startOwnRedisServer, redisUnreachableReason } from '../helpers/redis-harness.js'
-import { whenAvailable } from '../helpers/services.js'
-import { sleep, withTimeout } from '../helpers/worker-helpers.js'
+import { allJobs } from '../support/store-harness.js'
+import { ownServerOptions, startOwnRedisServer, redisUnreachableReason } from '../support/redis-harness.js'
+import { whenAvailable } from '../support/services.js'
+import { sleep, within } from '../support/async.js'
 
 /** Producers enqueueing at once, each one job after the other, and one enqueueMany batch producer. */
 const PRODUCERS = 8
@@ -63,7 +63,7 @@ await whenAvailable(redisUnreachableReason(), () => {
           while (acknowledged.length < 300 && Date.now() < deadline) await sleep(5)
           await server.kill()
           stopped = true
-          await withTimeout(Promise.all(producers), 10_000, 'the producers to give up')
+          await within(10_000, 'the producers to give up', Promise.all(producers))
           await store.close()
           assert.ok(acknowledged.length >= 300, `only ${acknowledged.length} enqueues were acknowledged`)
 

@@ -15,17 +15,17 @@ import { StoreUnavailableError } from '../../src/core/errors.js'
 import type { ClaimedJob } from '../../src/core/job.js'
 import { openStore } from '../../src/store/open-store.js'
 import { parseRedisUrl, RedisStore } from '../../src/redis.js'
+import { defer } from '../support/cleanup.js'
 import {
-  freshStore,
   ownServerOptions,
   redisUnreachableReason,
   startOwnRedisServer,
+  tempNamespace,
   TEST_REDIS_URL,
-} from '../helpers/redis-harness.js'
-import { whenAvailable } from '../helpers/services.js'
-import { allJobs, newJob } from '../helpers/store-harness.js'
-import { defer } from '../helpers/worker-helpers.js'
-import { getJob } from '../helpers/store-calls.js'
+} from '../support/redis-harness.js'
+import { whenAvailable } from '../support/services.js'
+import { allJobs, newJob } from '../support/store-harness.js'
+import { getJob } from '../support/store-calls.js'
 
 const LEASE = { leaseMs: 30_000, workerId: 'w' }
 
@@ -223,7 +223,7 @@ await whenAvailable(redisUnreachableReason(), () => {
   describe('RedisStore scripts meeting a job whose hash is gone (as eviction leaves it)', () => {
     /** A store on a fresh namespace of the shared server, an admin connection, and key names. */
     async function setUp(t: TestContext) {
-      const { store } = await freshStore(t, 'evicted')
+      const { store } = await tempNamespace(t, 'evicted')
       const redis = admin(t, TEST_REDIS_URL)
       const [, ready, scheduled, completed, dead] = store.keys.scriptPrefixes
       const [, jobsIndex, activeSet] = store.keys.scriptKeys

@@ -11,10 +11,12 @@ import { join } from 'node:path'
 import { describe, it } from 'node:test'
 
 import { createClient } from '../../src/client/client.js'
-import { allJobs } from '../helpers/store-harness.js'
-import { freshStore, redisUnreachableReason, TEST_REDIS_URL } from '../helpers/redis-harness.js'
-import { whenAvailable } from '../helpers/services.js'
-import { defer, REPO_ROOT, waitFor } from '../helpers/worker-helpers.js'
+import { allJobs } from '../support/store-harness.js'
+import { waitFor } from '../support/async.js'
+import { defer } from '../support/cleanup.js'
+import { REPO_ROOT } from '../support/processes.js'
+import { redisUnreachableReason, tempNamespace, TEST_REDIS_URL } from '../support/redis-harness.js'
+import { whenAvailable } from '../support/services.js'
 
 const WORKERS = 3
 const JOBS = 2000
@@ -23,7 +25,7 @@ const BATCH = 100
 await whenAvailable(redisUnreachableReason(), () => {
   describe('RedisStore with many worker processes', () => {
     it('runs every job exactly once', async (t) => {
-      const { store, namespace } = await freshStore(t, 'exactly-once')
+      const { store, namespace } = await tempNamespace(t, 'exactly-once')
       const url = `${TEST_REDIS_URL}${TEST_REDIS_URL.includes('?') ? '&' : '?'}namespace=${namespace}`
 
       const children: ChildProcess[] = []

@@ -9,17 +9,17 @@ import { Redis } from 'ioredis'
 
 import { FerryError, ValidationError } from '../../src/core/errors.js'
 import type { NewJob } from '../../src/core/job.js'
-import { newJob } from '../helpers/store-harness.js'
-import { freshStore, redisUnreachableReason, TEST_REDIS_URL } from '../helpers/redis-harness.js'
-import { whenAvailable } from '../helpers/services.js'
-import { getJob, waitReason } from '../helpers/store-calls.js'
+import { newJob } from '../support/store-harness.js'
+import { redisUnreachableReason, tempNamespace, TEST_REDIS_URL } from '../support/redis-harness.js'
+import { whenAvailable } from '../support/services.js'
+import { getJob, waitReason } from '../support/store-calls.js'
 
 const LEASE = { leaseMs: 60_000, workerId: 'w' }
 
 await whenAvailable(redisUnreachableReason(), () => {
   describe('RedisStore input safety', () => {
     it('keeps queues apart whose names look like keys or key prefixes', async (t) => {
-      const { store } = await freshStore(t, 'injection')
+      const { store } = await tempNamespace(t, 'injection')
       const queues = ['x', 'ready:x', 'job:1', 'x:y', ':', '..', '-', 'scheduled:ready:x', 'queues', 'id']
       const results = await store.enqueue({
         jobs: queues.map((queue) => newJob({ queue, payload: JSON.stringify(queue) })),
@@ -39,7 +39,7 @@ await whenAvailable(redisUnreachableReason(), () => {
     })
 
     it('rejects queue and job names outside the allowed alphabet, writing nothing', async (t) => {
-      const { store } = await freshStore(t, 'injection')
+      const { store } = await tempNamespace(t, 'injection')
       const bad = ['a b', '{x}', 'x}', 'a,b', 'a\nb', '', 'q'.repeat(129), 'ü', "x'", 'x"..']
       for (const name of bad) {
         for (const job of [newJob({ queue: name }), newJob({ name })]) {
@@ -62,7 +62,7 @@ await whenAvailable(redisUnreachableReason(), () => {
     })
 
     it('stores payloads, unique keys and worker ids as they are, whatever they contain', async (t) => {
-      const { store } = await freshStore(t, 'injection')
+      const { store } = await tempNamespace(t, 'injection')
       const nasty = [
         "]] .. redis.call('FLUSHALL') .. [[",
         '%d %s %% \\ \' " ` $ {} [] ,,, ;',
@@ -112,7 +112,7 @@ await whenAvailable(redisUnreachableReason(), () => {
     })
 
     it('treats ids and lease tokens that are not its own as unknown', async (t) => {
-      const { store } = await freshStore(t, 'injection')
+      const { store } = await tempNamespace(t, 'injection')
       const [{ id } = { id: '' }] = await store.enqueue({ jobs: [newJob()] })
       const [job] = await store.claim({ queues: ['default'], limit: 1, ...LEASE })
       assert.equal(job?.id, id)
@@ -153,7 +153,7 @@ await whenAvailable(redisUnreachableReason(), () => {
     })
 
     it('writes only keys of its own namespace, of the documented shapes', async (t) => {
-      const { store, namespace } = await freshStore(t, 'injection')
+      const { store, namespace } = await tempNamespace(t, 'injection')
       const jobs = ['a', 'b:c', 'ready:a'].flatMap((queue) => [
         newJob({ queue }),
         newJob({ queue, delayMs: 60_000 }),

@@ -10,9 +10,9 @@ import { Redis } from 'ioredis'
 
 import { createClient } from '../../src/client/client.js'
 import { measureRedisMemory } from '../../bench/lib/redis-memory.js'
-import { freshStore, redisUnreachableReason, TEST_REDIS_URL } from '../helpers/redis-harness.js'
-import { whenAvailable } from '../helpers/services.js'
-import { defer } from '../helpers/worker-helpers.js'
+import { defer } from '../support/cleanup.js'
+import { redisUnreachableReason, tempNamespace, TEST_REDIS_URL } from '../support/redis-harness.js'
+import { whenAvailable } from '../support/services.js'
 
 const JOBS = 2000
 const PAYLOAD = { text: 'x'.repeat(509) } // 520 bytes of JSON
@@ -24,7 +24,7 @@ await whenAvailable(redisUnreachableReason(), () => {
   describe('RedisStore memory', () => {
     it(`keeps a waiting job with a 520-byte payload under ${BOUND} bytes`, async (t) => {
       assert.equal(JSON.stringify(PAYLOAD).length, 520)
-      const { store } = await freshStore(t, 'memory')
+      const { store } = await tempNamespace(t, 'memory')
       const client = createClient({ store })
       defer(t, () => client.close())
       for (let i = 0; i < JOBS; i += 500) {

@@ -20,11 +20,13 @@ import {
   redisUnreachableReason,
   startOwnRedisServer,
   type OwnRedisServer,
-} from '../helpers/redis-harness.js'
-import { whenAvailable } from '../helpers/services.js'
-import { newJob } from '../helpers/store-harness.js'
-import { defer, startWorker, waitFor, waitForEvent } from '../helpers/worker-helpers.js'
-import { getJob, waitReason } from '../helpers/store-calls.js'
+} from '../support/redis-harness.js'
+import { whenAvailable } from '../support/services.js'
+import { newJob } from '../support/store-harness.js'
+import { waitFor, waitForEvent } from '../support/async.js'
+import { defer } from '../support/cleanup.js'
+import { startWorker } from '../support/workers.js'
+import { getJob, waitReason } from '../support/store-calls.js'
 
 const NAMESPACE = 'lost'
 const JOB = 'lost.job'

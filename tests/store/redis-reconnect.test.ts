@@ -10,20 +10,21 @@ import { Redis } from 'ioredis'
 
 import { createClient } from '../../src/client/client.js'
 import { RedisStore } from '../../src/redis.js'
+import { sleep, waitForEvent, within } from '../support/async.js'
+import { defer } from '../support/cleanup.js'
 import {
   dropNamespace,
-  freshStore,
   openTestStore,
   ownServerOptions,
   redisUnreachableReason,
   startOwnRedisServer,
+  tempNamespace,
   TEST_REDIS_URL,
   uniqueNamespace,
-} from '../helpers/redis-harness.js'
-import { whenAvailable } from '../helpers/services.js'
-import { within } from '../helpers/store-harness.js'
-import { defer, sleep, startWorker, waitForEvent } from '../helpers/worker-helpers.js'
-import { getJob, waitReason } from '../helpers/store-calls.js'
+} from '../support/redis-harness.js'
+import { startWorker } from '../support/workers.js'
+import { whenAvailable } from '../support/services.js'
+import { getJob, waitReason } from '../support/store-calls.js'
 
 const JOB = 'reconnect.job'
 
@@ -99,7 +100,7 @@ await whenAvailable(redisUnreachableReason(), () => {
     )
 
     it('looks at its queues again when a wake-up message was lost', async (t) => {
-      const { store, namespace } = await freshStore(t, 'safety-net')
+      const { store, namespace } = await tempNamespace(t, 'safety-net')
       const producer = await openTestStore(namespace)
       defer(t, () => producer.close())
       t.mock.timers.enable({ apis: ['setInterval'] })

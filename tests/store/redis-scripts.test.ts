@@ -10,8 +10,8 @@ import { Redis } from 'ioredis'
 import { createClient, type Client } from '../../src/client/client.js'
 import { commandStats } from '../../bench/lib/redis.js'
 import { RedisStore } from '../../src/redis.js'
-import { ownServerOptions, startOwnRedisServer } from '../helpers/redis-harness.js'
-import { defer } from '../helpers/worker-helpers.js'
+import { ownServerOptions, startOwnRedisServer } from '../support/redis-harness.js'
+import { defer } from '../support/cleanup.js'
 
 /** A store just opened on a redis-server of the test's own, with a client and an admin connection. */
 async function onFreshServer(t: TestContext): Promise<{ admin: Redis; store: RedisStore; client: Client }> {

@@ -11,10 +11,12 @@ import type Database from 'better-sqlite3'
 
 import { createClient } from '../../src/index.js'
 import { SqliteStore, type SqliteDurability } from '../../src/sqlite.js'
-import { tempDatabase } from '../helpers/sqlite-harness.js'
-import { newJob } from '../helpers/store-harness.js'
-import { fixtureHandlers, spawnFerry, waitFor, WORKER_STARTED } from '../helpers/worker-helpers.js'
-import { getJob } from '../helpers/store-calls.js'
+import { tempDatabase } from '../support/sqlite-harness.js'
+import { newJob } from '../support/store-harness.js'
+import { waitFor } from '../support/async.js'
+import { spawnFerry, WORKER_STARTED } from '../support/processes.js'
+import { fixtureHandlers } from '../support/workers.js'
+import { getJob } from '../support/store-calls.js'
 
 async function withStore(
   durability: SqliteDurability,

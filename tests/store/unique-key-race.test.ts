@@ -10,8 +10,8 @@ import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { describe, it } from 'node:test'
 
-import { allJobs } from '../helpers/store-harness.js'
-import { freshStore, STORES, urlOf } from '../helpers/stores.js'
+import { allJobs } from '../support/store-harness.js'
+import { freshStore, STORES, urlOf } from '../support/stores.js'
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/unique-producer.ts', import.meta.url))
 const PRODUCERS = 4

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 
 import { STORE_METHODS, ValidationError, wrapStore, type StoreCall } from '../../src/index.js'
-import { tempDatabase } from '../helpers/sqlite-harness.js'
-import { newJob } from '../helpers/store-harness.js'
+import { tempDatabase } from '../support/sqlite-harness.js'
+import { newJob } from '../support/store-harness.js'
 
 interface Seen {
   method: StoreCall['method']

@@ -10,11 +10,12 @@ import { fileURLToPath } from 'node:url'
 import { test } from 'node:test'
 
 import { createClient, createExecutor, Worker } from '../../src/index.js'
-import { tempDatabase } from '../helpers/sqlite-harness.js'
-import { isAlive, waitFor, waitForEvent } from '../helpers/worker-helpers.js'
-import { getJob } from '../helpers/store-calls.js'
+import { tempDatabase } from '../support/sqlite-harness.js'
+import { waitFor, waitForEvent } from '../support/async.js'
+import { isAlive } from '../support/processes.js'
+import { getJob } from '../support/store-calls.js'
 
-const BLOCKS_LOOP = fileURLToPath(new URL('../fixtures/executor-handlers/blocks-loop.mjs', import.meta.url))
+const BLOCKS_LOOP = fileURLToPath(new URL('../support/handlers/blocks-loop.mjs', import.meta.url))
 
 for (const strategy of ['processes', 'threads'] as const) {
   test(`cancelling a running job from another store kills its ${strategy} child and frees the slot`, async (t) => {

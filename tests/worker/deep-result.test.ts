@@ -8,7 +8,10 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 
 import { createClient } from '../../src/index.js'
-import { createWorker, fixtureHandlers, getJob, tempStore, waitForEvent } from '../helpers/worker-helpers.js'
+import { waitForEvent } from '../support/async.js'
+import { tempStore } from '../support/sqlite-harness.js'
+import { getExistingJob } from '../support/store-calls.js'
+import { createWorker, fixtureHandlers } from '../support/workers.js'
 
 for (const strategy of ['inline', 'threads', 'processes', 'fork'] as const) {
   test(`${strategy}: a result nested 5,000 deep ends its job dead saying it is nested too deep, and the next job runs`, async (t) => {
@@ -27,11 +30,11 @@ for (const strategy of ['inline', 'threads', 'processes', 'fork'] as const) {
     await worker.start()
     await Promise.all([dead, completed])
 
-    const deep = await getJob(store, deepId)
+    const deep = await getExistingJob(store, deepId)
     assert.equal(deep.state, 'dead')
     assert.equal(deep.lastError?.kind, 'permanent')
     assert.match(deep.lastError?.message ?? '', /result: is nested more than 1000 levels deep/)
-    assert.deepEqual((await getJob(store, fineId)).result, [[[null]]])
+    assert.deepEqual((await getExistingJob(store, fineId)).result, [[[null]]])
     assert.deepEqual(errors, [])
   })
 }

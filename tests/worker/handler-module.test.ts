@@ -13,8 +13,8 @@ import { promisify } from 'node:util'
 import { test } from 'node:test'
 
 import { createClient } from '../../src/index.js'
-import { tempDatabase } from '../helpers/sqlite-harness.js'
-import { getJob } from '../helpers/store-calls.js'
+import { tempDatabase } from '../support/sqlite-harness.js'
+import { getJob } from '../support/store-calls.js'
 
 const run = promisify(execFile)
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -32,7 +32,7 @@ test('the built ferry work runs a .ts handler module through the project’s own
   delete env.NODE_OPTIONS
   const { stderr } = await run(
     process.execPath,
-    [BUILT_CLI, '--store', db.url, 'work', '--handlers', 'tests/fixtures/handlers/typed.ts', '--limit', '1'],
+    [BUILT_CLI, '--store', db.url, 'work', '--handlers', 'tests/support/handlers/typed.ts', '--limit', '1'],
     { cwd: ROOT, env, timeout: 30_000 },
   )
   assert.match(stderr, /stopped \(job-limit\): 1 completed/)

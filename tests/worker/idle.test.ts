@@ -6,7 +6,9 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 
 import { createClient, type Store } from '../../src/index.js'
-import { createWorker, sleep, tempStore, waitForEvent } from '../helpers/worker-helpers.js'
+import { sleep, waitForEvent } from '../support/async.js'
+import { tempStore } from '../support/sqlite-harness.js'
+import { createWorker } from '../support/workers.js'
 
 /** The store, with every method call counted by name. */
 function counting(store: Store): { store: Store; calls: Map<string, number> } {

@@ -13,17 +13,20 @@ import { join } from 'node:path'
 import { describe, test, type TestContext } from 'node:test'
 
 import { createClient, type Store } from '../../src/index.js'
+import { within } from '../support/async.js'
+import { defer } from '../support/cleanup.js'
 import {
-  allJobs,
-  defer,
-  fixtureHandlers,
-  REPO_ROOT,
-  tempStore,
-  withTimeout,
-  WORKER_STARTED,
   type Exit,
-} from '../helpers/worker-helpers.js'
-import { isRunning, killRecordedAfter, waitForPids, waitUntilGone } from '../helpers/process-tree.js'
+  isRunning,
+  killRecordedAfter,
+  REPO_ROOT,
+  waitForPids,
+  waitUntilGone,
+  WORKER_STARTED,
+} from '../support/processes.js'
+import { tempStore } from '../support/sqlite-harness.js'
+import { allJobs } from '../support/store-harness.js'
+import { fixtureHandlers } from '../support/workers.js'
 
 const HANDLERS = fixtureHandlers('process-tree.mjs')
 const FERRY_MAIN = join(REPO_ROOT, 'src', 'cli', 'main.ts')
@@ -76,7 +79,9 @@ function spawnWorkerGroup(t: TestContext, url: string, args: string[], env = pro
     pid: child.pid!,
     exited,
     waitForOutput: (pattern) =>
-      withTimeout(
+      within(
+        30_000,
+        `ferry work printing ${pattern}:\n${stdout}${stderr}`,
         new Promise<void>((resolve) => {
           const check = (): void => {
             if (!pattern.test(stderr)) return
@@ -86,8 +91,6 @@ function spawnWorkerGroup(t: TestContext, url: string, args: string[], env = pro
           child.stderr.on('data', check)
           check()
         }),
-        30_000,
-        `ferry work printing ${pattern}:\n${stdout}${stderr}`,
       ),
   }
 }
@@ -106,7 +109,7 @@ async function enqueueJobs(
 }
 
 async function exitOf(worker: GroupLeader): Promise<Exit> {
-  return withTimeout(worker.exited, 30_000, 'ferry work exiting')
+  return within(30_000, 'ferry work exiting', worker.exited)
 }
 
 const ALL_STRATEGIES = ['inline', 'threads', 'processes', 'fork'] as const

@@ -8,14 +8,10 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 
 import { createClient, type JobContext } from '../../src/index.js'
-import {
-  createWorker,
-  deferred,
-  getJob,
-  tempStore,
-  waitForEvent,
-  stopWorker,
-} from '../helpers/worker-helpers.js'
+import { deferred, waitForEvent } from '../support/async.js'
+import { tempStore } from '../support/sqlite-harness.js'
+import { getExistingJob } from '../support/store-calls.js'
+import { createWorker, stopWorker } from '../support/workers.js'
 
 const FAR_FUTURE = () => Date.now() + 24 * 3600 * 1000
 
@@ -46,7 +42,7 @@ test("a worker whose lease was recovered and re-claimed gets 'lease_lost' on set
   // The sweep takes the job from A, as if A's lease had expired.
   const recovered = await store.recoverExpired({ now: FAR_FUTURE() })
   assert.deepEqual(recovered, { retried: [id], dead: [], clamped: 0 })
-  const afterRecovery = await getJob(store, id)
+  const afterRecovery = await getExistingJob(store, id)
   assert.equal(afterRecovery.state, 'ready')
   assert.equal(afterRecovery.lastError?.kind, 'lease_expired')
   assert.match(afterRecovery.lastError?.message ?? '', /worker-a/)
@@ -78,7 +74,7 @@ test("a worker whose lease was recovered and re-claimed gets 'lease_lost' on set
   })
   assert.equal(b.worker.counts.completed, 1)
 
-  const job = await getJob(store, id)
+  const job = await getExistingJob(store, id)
   assert.equal(job.state, 'completed')
   assert.deepEqual(job.result, { chargedBy: 'B' })
   assert.equal(job.attempts, 2)
@@ -125,7 +121,7 @@ test("a worker learns of a stolen lease at its next renewal and aborts the handl
     ).settled,
     ['ok'],
   )
-  const job = await getJob(store, id)
+  const job = await getExistingJob(store, id)
   assert.equal(job.state, 'completed')
   assert.equal(job.result, 'by the thief')
   assert.equal(job.attempts, 2)
@@ -163,7 +159,7 @@ test('cancelling a running job aborts its handler and leaves it dead as cancelle
   // Let any late write of the worker's land before checking none did.
   await stopWorker(worker)
 
-  const job = await getJob(store, id)
+  const job = await getExistingJob(store, id)
   assert.equal(job.state, 'dead')
   assert.equal(job.lastError?.kind, 'cancelled')
   assert.equal(job.result, null)
@@ -198,10 +194,10 @@ test('a recovery sweep puts back jobs whose lease ran out, or ends them dead whe
   assert.deepEqual(await swept, [{ retried: [retryId], dead: [lastId], clamped: 0 }])
   await completed
 
-  const resumed = await getJob(store, retryId)
+  const resumed = await getExistingJob(store, retryId)
   assert.equal(resumed.state, 'completed')
   assert.equal(resumed.attempts, 2)
-  const dead = await getJob(store, lastId)
+  const dead = await getExistingJob(store, lastId)
   assert.equal(dead.state, 'dead')
   assert.equal(dead.attempts, 1)
   assert.equal(dead.lastError?.kind, 'lease_expired')
@@ -211,7 +207,7 @@ test('a recovery sweep puts back jobs whose lease ran out, or ends them dead whe
   const { id: elsewhereId } = await client.enqueue('resume', { n: 3 }, { queue: 'elsewhere' })
   assert.equal((await store.claim({ ...ghost, queues: ['elsewhere'], now: Date.now() - 60_000 })).length, 1)
   assert.deepEqual(await worker.recoverOnce(), { retried: [elsewhereId], dead: [], clamped: 0 })
-  const elsewhere = await getJob(store, elsewhereId)
+  const elsewhere = await getExistingJob(store, elsewhereId)
   assert.equal(elsewhere.state, 'ready')
   assert.equal(elsewhere.attempts, 1)
   assert.deepEqual(errors, [])

@@ -9,15 +9,10 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 
 import { createClient } from '../../src/index.js'
-import { STORES, freshStore } from '../helpers/stores.js'
-import {
-  deferred,
-  getJob,
-  startWorker,
-  stopWorker,
-  waitForEvent,
-  withTimeout,
-} from '../helpers/worker-helpers.js'
+import { STORES, freshStore } from '../support/stores.js'
+import { deferred, waitForEvent, within } from '../support/async.js'
+import { getExistingJob } from '../support/store-calls.js'
+import { startWorker, stopWorker } from '../support/workers.js'
 
 const OLD_HANDLERS = { 'send-email': async () => 'sent' }
 const NEW_HANDLERS = { ...OLD_HANDLERS, 'send-sms': async () => 'texted' }
@@ -47,7 +42,7 @@ for (const storeUnderTest of STORES) {
         await producer.enqueue('send-email', { to: 'ada@example.com' })
         await emailDone
         for (const id of sms) {
-          const job = await getJob(harness.store, id)
+          const job = await getExistingJob(harness.store, id)
           assert.equal(job.state, 'ready', `job ${id} is still in line`)
           assert.equal(job.attempts, 0, `job ${id} has used no attempt`)
           assert.equal(job.lastError, null)
@@ -62,13 +57,13 @@ for (const storeUnderTest of STORES) {
           if (completed.size === 6) allDone.resolve()
         })
         for (let i = 3; i < 6; i++) sms.push((await producer.enqueue('send-sms', { i })).id)
-        await withTimeout(allDone.promise, 10_000, 'the new worker completing the 6 new jobs')
+        await within(10_000, 'the new worker completing the 6 new jobs', allDone.promise)
         await stopWorker(old.worker)
         await stopWorker(fresh.worker)
         await producer.close()
 
         for (const id of sms) {
-          const job = await getJob(harness.store, id)
+          const job = await getExistingJob(harness.store, id)
           assert.equal(job.state, 'completed')
           assert.equal(job.attempts, 1, `job ${id} completed on its first attempt`)
           assert.equal(job.lastError, null)

@@ -14,8 +14,10 @@ import {
   type PoolExecutorOptions,
   type WorkerOptions,
 } from '../../src/index.js'
-import { unknownOption } from '../helpers/unknown-option.js'
-import { createWorker, fixtureHandlers, getJob, tempStore } from '../helpers/worker-helpers.js'
+import { unknownOption } from '../support/unknown-option.js'
+import { tempStore } from '../support/sqlite-harness.js'
+import { getExistingJob } from '../support/store-calls.js'
+import { createWorker, fixtureHandlers } from '../support/workers.js'
 
 const SCRIPTED = fixtureHandlers('scripted.ts')
 
@@ -37,7 +39,7 @@ test('a worker with a misspelt option is not created, and its queue is left alon
     () => new Worker({ store, handlers: SCRIPTED, queue: 'x', strategy: 'processes' } as WorkerOptions),
     unknownOption('queue', 'queues', ['queues']),
   )
-  const job = await getJob(store, id)
+  const job = await getExistingJob(store, id)
   assert.equal(job.state, 'ready')
   assert.equal(job.attempts, 0)
 })

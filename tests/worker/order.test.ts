@@ -6,17 +6,10 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 
 import { createClient, type JobSpec } from '../../src/index.js'
-import {
-  createWorker,
-  deferred,
-  getJob,
-  sleep,
-  startWorker,
-  tempStore,
-  waitForEvent,
-  withTimeout,
-  stopWorker,
-} from '../helpers/worker-helpers.js'
+import { deferred, sleep, waitForEvent, within } from '../support/async.js'
+import { tempStore } from '../support/sqlite-harness.js'
+import { getExistingJob } from '../support/store-calls.js'
+import { createWorker, startWorker, stopWorker } from '../support/workers.js'
 
 const QUEUES = ['urgent', 'normal', 'later']
 
@@ -78,12 +71,12 @@ test('a worker with concurrency 1 runs jobs by queue order, then priority, then 
       },
     },
   })
-  await withTimeout(allDone.promise, 5000, 'running every job')
+  await within(5000, 'running every job', allDone.promise)
   await stopWorker(worker)
 
   assert.deepEqual(ran, expectedOrder(MIX))
   assert.equal(worker.counts.completed, MIX.length)
-  assert.equal((await getJob(store, otherId)).state, 'ready')
+  assert.equal((await getExistingJob(store, otherId)).state, 'ready')
   assert.deepEqual(errors, [])
 })
 

@@ -1,7 +1,7 @@
 /**
  * What a worker does with each way an attempt can end, checked in the store it settles to (a real
  * SQLite file): retries at the backoff time, dead jobs, snoozes, timeouts, unknown names, results.
- * Handlers come from tests/fixtures/handlers/scripted.ts (loaded by path, as `ferry work` does)
+ * Handlers come from tests/support/handlers/scripted.ts (loaded by path, as `ferry work` does)
  * or, where the test must see inside the handler, are written inline.
  */
 import assert from 'node:assert/strict'
@@ -18,15 +18,11 @@ import {
   type JobHandlers,
 } from '../../src/index.js'
 import type { SqliteStore } from '../../src/sqlite.js'
-import type { ScriptPayload } from '../fixtures/handlers/scripted.js'
-import {
-  createWorker,
-  fixtureHandlers,
-  getJob,
-  tempStore,
-  waitForEvent,
-  type StartedWorker,
-} from '../helpers/worker-helpers.js'
+import type { ScriptPayload } from '../support/handlers/scripted.js'
+import { waitForEvent } from '../support/async.js'
+import { tempStore } from '../support/sqlite-harness.js'
+import { getExistingJob } from '../support/store-calls.js'
+import { createWorker, fixtureHandlers, type StartedWorker } from '../support/workers.js'
 
 const SCRIPTED = fixtureHandlers('scripted.ts')
 // Long enough that a failed attempt's settle commits before its retry is due: the first test reads
@@ -80,7 +76,7 @@ test('a job that fails twice then succeeds is retried at its backoff times, each
     const at = Date.now()
     // SQLite reads are synchronous: this is the stored job at the moment of the event, before
     // the retry (which waits for its backoff timer) can claim it again.
-    void getJob(store, job.id).then((stored) => failures.push({ job, error, retryAt, at, stored }))
+    void getExistingJob(store, job.id).then((stored) => failures.push({ job, error, retryAt, at, stored }))
   })
   const completed = waitForEvent(worker, 'job:completed')
   await worker.start()
@@ -113,7 +109,7 @@ test('a job that fails twice then succeeds is retried at its backoff times, each
     assert.ok(claims[i + 1]!.at >= retryAt, `${label}: retried ${retryAt - claims[i + 1]!.at} ms early`)
   })
 
-  const job = await getJob(store, id)
+  const job = await getExistingJob(store, id)
   assert.equal(job.state, 'completed')
   assert.equal(job.attempts, 3)
   assert.deepEqual(job.result, { ok: 1 })
@@ -137,11 +133,11 @@ test('a handler that throws a non-Error fails with kind non_error and the value 
   await worker.start()
   await bothDead
 
-  const byString = await getJob(store, stringId)
+  const byString = await getExistingJob(store, stringId)
   assert.equal(byString.state, 'dead')
   assert.equal(byString.lastError?.kind, 'non_error')
   assert.match(byString.lastError?.message ?? '', /"plain string"/)
-  const byObject = await getJob(store, objectId)
+  const byObject = await getExistingJob(store, objectId)
   assert.equal(byObject.lastError?.kind, 'non_error')
   assert.match(byObject.lastError?.message ?? '', /\{"code":42\}/)
   assert.deepEqual(errors, [])
@@ -155,7 +151,7 @@ test('permanentFailure makes the job dead at once, whatever attempts are left', 
   const [, error] = await dead
 
   assert.equal(error.kind, 'permanent')
-  const job = await getJob(store, id)
+  const job = await getExistingJob(store, id)
   assert.equal(job.state, 'dead')
   assert.equal(job.attempts, 1)
   assert.equal(job.lastError?.kind, 'permanent')
@@ -174,7 +170,7 @@ test('a job that fails on every attempt is dead after maxAttempts, with the last
 
   assert.equal(deadJob.attempts, 3)
   assert.equal(error.kind, 'error')
-  const job = await getJob(store, id)
+  const job = await getExistingJob(store, id)
   assert.equal(job.state, 'dead')
   assert.equal(job.attempts, 3)
   assert.equal(job.maxAttempts, 3)
@@ -203,7 +199,7 @@ test('a snoozed job runs again after the delay without the attempt being counted
   let whileSnoozed: Promise<Job | null> | undefined
   const snoozed = waitForEvent(worker, 'job:snoozed')
   // Synchronous SQLite read: the job as the snooze left it.
-  worker.on('job:snoozed', (job) => (whileSnoozed ??= getJob(store, job.id)))
+  worker.on('job:snoozed', (job) => (whileSnoozed ??= getExistingJob(store, job.id)))
   const completed = waitForEvent(worker, 'job:completed')
   await worker.start()
   const [, runAt] = await snoozed
@@ -222,7 +218,7 @@ test('a snoozed job runs again after the delay without the attempt being counted
   )
   assert.ok(calls[1]!.at >= runAt, `ran again ${runAt - calls[1]!.at} ms before its time`)
   assert.equal(result, 'ready now')
-  const job = await getJob(store, id)
+  const job = await getExistingJob(store, id)
   assert.equal(job.state, 'completed')
   assert.equal(job.attempts, 1)
   assert.equal(job.result, 'ready now')
@@ -239,7 +235,7 @@ test('a job whose name has no handler stays in line, its attempts unused, while 
   await worker.start()
   await done
 
-  const job = await getJob(store, id)
+  const job = await getExistingJob(store, id)
   assert.equal(job.state, 'ready')
   assert.equal(job.attempts, 0)
   assert.equal(job.lastError, null)
@@ -286,7 +282,7 @@ test("an attempt past its timeoutMs fails with kind 'timeout' and the handler's 
     [workerDefault, 250, 'default'],
     [ignoring, 100, 'stubborn'],
   ] as const) {
-    const job = await getJob(store, id)
+    const job = await getExistingJob(store, id)
     assert.equal(job.state, 'dead', key)
     assert.deepEqual(
       job.lastError,
@@ -313,7 +309,7 @@ test('a result that cannot be stored as JSON makes the job dead with a message s
   await worker.start()
   await dead
 
-  const job = await getJob(store, id)
+  const job = await getExistingJob(store, id)
   assert.equal(job.state, 'dead')
   assert.equal(job.attempts, 1)
   assert.equal(job.result, null)
@@ -334,7 +330,7 @@ test("a handler's JSON result is stored as job.result; no return value is stored
   await worker.start()
   await bothDone
 
-  const report = await getJob(store, reportId)
+  const report = await getExistingJob(store, reportId)
   assert.equal(report.state, 'completed')
   assert.deepEqual(report.result, {
     id: 7,
@@ -342,7 +338,7 @@ test("a handler's JSON result is stored as job.result; no return value is stored
     nested: { ok: true, none: null },
     at: '1970-01-01T00:00:00.000Z',
   })
-  const nothing = await getJob(store, voidId)
+  const nothing = await getExistingJob(store, voidId)
   assert.equal(nothing.state, 'completed')
   assert.equal(nothing.result, null)
   assert.deepEqual(errors, [])

@@ -7,16 +7,10 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 
 import { createClient, ValidationError, Worker } from '../../src/index.js'
-import {
-  allJobs,
-  createWorker,
-  deferred,
-  sleep,
-  stopWorker,
-  tempStore,
-  waitFor,
-  waitForEvent,
-} from '../helpers/worker-helpers.js'
+import { deferred, sleep, waitFor, waitForEvent } from '../support/async.js'
+import { tempStore } from '../support/sqlite-harness.js'
+import { allJobs } from '../support/store-harness.js'
+import { createWorker, stopWorker } from '../support/workers.js'
 
 test('a worker holds up to `prefetch` jobs ahead and runs at most `concurrency` at once', async (t) => {
   const { store } = await tempStore(t)

@@ -10,14 +10,10 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 
 import { createClient, type JobSpec } from '../../src/index.js'
-import {
-  allJobs,
-  fixtureHandlers,
-  runFerry,
-  spawnFerry,
-  tempStore,
-  WORKER_STARTED,
-} from '../helpers/worker-helpers.js'
+import { runFerry, spawnFerry, WORKER_STARTED } from '../support/processes.js'
+import { tempStore } from '../support/sqlite-harness.js'
+import { allJobs } from '../support/store-harness.js'
+import { fixtureHandlers } from '../support/workers.js'
 
 const HANDLERS = fixtureHandlers('std-streams.mjs')
 

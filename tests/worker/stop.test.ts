@@ -8,22 +8,13 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 
 import { createClient, type JobContext } from '../../src/index.js'
-import type { ScriptPayload } from '../fixtures/handlers/scripted.js'
-import {
-  allJobs,
-  createWorker,
-  deferred,
-  fixtureHandlers,
-  getJob,
-  runFerry,
-  sleep,
-  spawnFerry,
-  tempStore,
-  waitFor,
-  waitForEvent,
-  WORKER_STARTED,
-  stopWorker,
-} from '../helpers/worker-helpers.js'
+import type { ScriptPayload } from '../support/handlers/scripted.js'
+import { deferred, sleep, waitFor, waitForEvent } from '../support/async.js'
+import { runFerry, spawnFerry, WORKER_STARTED } from '../support/processes.js'
+import { tempStore } from '../support/sqlite-harness.js'
+import { getExistingJob } from '../support/store-calls.js'
+import { allJobs } from '../support/store-harness.js'
+import { createWorker, fixtureHandlers, stopWorker } from '../support/workers.js'
 
 const SCRIPTED = fixtureHandlers('scripted.ts')
 
@@ -105,7 +96,7 @@ test('stop({ graceful: false }) aborts running jobs and puts them back to ready 
   assert.ok(signals.every((signal) => signal.aborted))
   assert.equal(worker.counts.completed, 0)
   for (const id of [politeId, stubbornId]) {
-    const job = await getJob(store, id)
+    const job = await getExistingJob(store, id)
     assert.equal(job.state, 'ready', `job ${id}`)
     assert.equal(job.attempts, 0, `job ${id}`)
     assert.equal(job.lastError, null, `job ${id}`)
@@ -126,7 +117,11 @@ test('ferry work sent SIGTERM once finishes the running job, then exits 0', asyn
   await ferry.waitForOutput(WORKER_STARTED)
   const { id } = await client.enqueue('script', slow(1500, 'finished'))
   const { id: waitingId } = await client.enqueue('script', slow(0))
-  await waitFor(async () => (await getJob(store, id)).state === 'active', 10_000, 'the job being active')
+  await waitFor(
+    async () => (await getExistingJob(store, id)).state === 'active',
+    10_000,
+    'the job being active',
+  )
 
   ferry.child.kill('SIGTERM')
   // The way to abort is the signal that stopped it: Ctrl-C is SIGINT's.
@@ -137,10 +132,10 @@ test('ferry work sent SIGTERM once finishes the running job, then exits 0', asyn
 
   assert.equal(exit.code, 0, exit.stderr)
   assert.match(exit.stderr, /stopped \(requested\): 1 completed/)
-  const job = await getJob(store, id)
+  const job = await getExistingJob(store, id)
   assert.equal(job.state, 'completed')
   assert.equal(job.result, 'finished')
-  const waiting = await getJob(store, waitingId)
+  const waiting = await getExistingJob(store, waitingId)
   assert.equal(waiting.state, 'ready')
   assert.equal(waiting.attempts, 0)
 })
@@ -150,7 +145,11 @@ test('ferry work sent SIGINT twice aborts the running job, which goes back to re
   const ferry = spawnFerry(t, ['--store', url, 'work', '--handlers', SCRIPTED])
   await ferry.waitForOutput(WORKER_STARTED)
   const { id } = await createClient({ store }).enqueue('script', slow(60_000))
-  await waitFor(async () => (await getJob(store, id)).state === 'active', 10_000, 'the job being active')
+  await waitFor(
+    async () => (await getExistingJob(store, id)).state === 'active',
+    10_000,
+    'the job being active',
+  )
 
   ferry.child.kill('SIGINT')
   await ferry.waitForOutput(
@@ -161,7 +160,7 @@ test('ferry work sent SIGINT twice aborts the running job, which goes back to re
 
   assert.equal(exit.code, 0, exit.stderr)
   assert.match(exit.stderr, /aborting running jobs/)
-  const job = await getJob(store, id)
+  const job = await getExistingJob(store, id)
   assert.equal(job.state, 'ready')
   assert.equal(job.attempts, 0)
   assert.equal(job.workerId, null)
@@ -213,7 +212,11 @@ test('ferry stop-workers stops an idle worker in another process; a worker start
   const after = spawnFerry(t, ['--store', url, 'work', '--handlers', SCRIPTED])
   await after.waitForOutput(WORKER_STARTED)
   const { id } = await createClient({ store }).enqueue('script', slow(0, 'still working'))
-  await waitFor(async () => (await getJob(store, id)).state === 'completed', 5000, 'the job completing')
+  await waitFor(
+    async () => (await getExistingJob(store, id)).state === 'completed',
+    5000,
+    'the job completing',
+  )
   assert.equal(after.child.exitCode, null, `the later worker exited: ${after.stderr}`)
   assert.doesNotMatch(after.stderr, /stopping/)
 

@@ -8,7 +8,11 @@ import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
 
 import { createClient, StoreUnavailableError } from '../../src/index.js'
-import { createWorker, defer, deferred, getJob, tempStore, waitForEvent } from '../helpers/worker-helpers.js'
+import { deferred, waitForEvent } from '../support/async.js'
+import { defer } from '../support/cleanup.js'
+import { tempStore } from '../support/sqlite-harness.js'
+import { getExistingJob } from '../support/store-calls.js'
+import { createWorker } from '../support/workers.js'
 
 /** A connection holding the write lock until `release()` (or the end of the test). */
 function holdWriteLock(t: TestContext, path: string): { release: () => void } {
@@ -43,14 +47,14 @@ test('a worker whose claims fail on a locked database keeps retrying and runs th
   await failures
   assertBusy(errors)
   assert.equal(worker.counts.claimed, 0)
-  assert.equal((await getJob(store, id)).state, 'ready')
+  assert.equal((await getExistingJob(store, id)).state, 'ready')
 
   const completed = waitForEvent(worker, 'job:completed', () => true, 5000)
   lock.release()
   const [job, result] = await completed
   assert.equal(job.id, id)
   assert.equal(result, 'pong')
-  assert.equal((await getJob(store, id)).state, 'completed')
+  assert.equal((await getExistingJob(store, id)).state, 'completed')
 })
 
 test('a settlement that fails on a locked database is retried until it lands', async (t) => {
@@ -72,12 +76,12 @@ test('a settlement that fails on a locked database is retried until it lands', a
   finish.resolve()
   await failed
   assertBusy(errors)
-  assert.equal((await getJob(store, id)).state, 'active')
+  assert.equal((await getExistingJob(store, id)).state, 'active')
 
   const completed = waitForEvent(worker, 'job:completed', () => true, 5000)
   lock.release()
   await completed
-  const job = await getJob(store, id)
+  const job = await getExistingJob(store, id)
   assert.equal(job.state, 'completed')
   assert.equal(job.result, 'landed')
   assert.equal(job.attempts, 1)

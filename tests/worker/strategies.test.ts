@@ -1,7 +1,7 @@
 /**
  * The execution strategies end to end: a Worker built with `strategy` (so it makes its own pool of
  * `concurrency` children) on a real SQLite file, running the misbehaving fixture handlers of
- * tests/fixtures/executor-handlers. What each strategy does with one attempt is the conformance
+ * tests/support/handlers. What each strategy does with one attempt is the conformance
  * suite's business (tests/conformance/executor.case.ts); here the worker must live on and store
  * each job's real cause.
  */
@@ -10,20 +10,12 @@ import assert from 'node:assert/strict'
 import { describe, test, type TestContext } from 'node:test'
 
 import { createClient, type Job, type Worker, type WorkerEvents } from '../../src/index.js'
-import { executorFixture } from '../conformance/executor.case.js'
-import {
-  allJobs,
-  createWorker,
-  getJob,
-  isAlive,
-  readPid,
-  runFerry,
-  spawnFerry,
-  stopWorker,
-  tempStore,
-  waitFor,
-  withTimeout,
-} from '../helpers/worker-helpers.js'
+import { waitFor, within } from '../support/async.js'
+import { isAlive, readPid, runFerry, spawnFerry } from '../support/processes.js'
+import { tempStore } from '../support/sqlite-harness.js'
+import { getExistingJob } from '../support/store-calls.js'
+import { allJobs } from '../support/store-harness.js'
+import { createWorker, fixtureHandlers, stopWorker } from '../support/workers.js'
 
 type Strategy = 'inline' | 'threads' | 'processes' | 'fork'
 
@@ -51,7 +43,7 @@ function countEvents(
     }
     worker.on(name, listener)
   })
-  return withTimeout(done, timeoutMs, `${count} '${name}' events (saw ${seen})`).finally(() =>
+  return within(timeoutMs, `${count} '${name}' events (saw ${seen})`, done).finally(() =>
     worker.off(name, listener),
   )
 }
@@ -61,7 +53,7 @@ async function setup(t: TestContext, strategy: Strategy, fixture: string, concur
   const client = createClient({ store: temp.store })
   const started = createWorker(t, {
     store: temp.store,
-    handlers: executorFixture(fixture),
+    handlers: fixtureHandlers(fixture),
     strategy,
     concurrency,
     backoff: { baseMs: 10, maxMs: 20 },
@@ -97,13 +89,13 @@ for (const strategy of ['inline', 'threads', 'processes', 'fork'] as const) {
         await allCompleted
 
         for (const { id } of crashing) {
-          const job = await getJob(store, id)
+          const job = await getExistingJob(store, id)
           assert.equal(job.state, 'dead', `job ${id}`)
           assert.equal(job.lastError?.kind, 'crash', `job ${id}: ${JSON.stringify(job.lastError)}`)
           assert.equal(job.lastError.exitCode, 3, `job ${id}: ${JSON.stringify(job.lastError)}`)
         }
         for (const [i, { id }] of good.entries()) {
-          const job = await getJob(store, id)
+          const job = await getExistingJob(store, id)
           assert.equal(job.state, 'completed')
           assert.deepEqual((job.result as { payload: unknown }).payload, { good: i })
         }
@@ -136,7 +128,7 @@ for (const strategy of ['inline', 'threads', 'processes', 'fork'] as const) {
         await worker.start()
         await nextCompleted
 
-        const timedOut = await getJob(store, stuck)
+        const timedOut = await getExistingJob(store, stuck)
         assert.equal(timedOut.state, 'dead')
         assert.equal(timedOut.lastError?.kind, 'timeout', JSON.stringify(timedOut.lastError))
         assert.equal(timedOut.lastError.timeoutMs, 200)
@@ -147,7 +139,7 @@ for (const strategy of ['inline', 'threads', 'processes', 'fork'] as const) {
           // The attempt ran in a child process: it is gone (a thread's end shows in the next job running).
           await waitFor(() => !isAlive(pid), 5000, `process ${pid} being killed`)
         }
-        const completed: Job = await getJob(store, next)
+        const completed: Job = await getExistingJob(store, next)
         assert.equal(completed.state, 'completed')
         assert.deepEqual((completed.result as { payload: unknown }).payload, { after: 'timeout' })
         assert.deepEqual(errors, [])
@@ -169,7 +161,7 @@ describe('ferry work --strategy', () => {
       url,
       'work',
       '--handlers',
-      executorFixture('ok.mjs'),
+      fixtureHandlers('ok.mjs'),
       '--strategy',
       'processes',
       '--concurrency',
@@ -184,7 +176,7 @@ describe('ferry work --strategy', () => {
     assert.match(exit.stderr, /strategy processes/)
     const pids = new Set<number>()
     for (const id of ids) {
-      const job = await getJob(store, id)
+      const job = await getExistingJob(store, id)
       assert.equal(job.state, 'completed', JSON.stringify(job.lastError))
       const { pid } = job.result as { pid: number }
       assert.notEqual(pid, ferry.child.pid, 'the job ran in a child, not in the worker process')
@@ -196,7 +188,7 @@ describe('ferry work --strategy', () => {
   test('refuses an unknown strategy and recycling options for strategies that keep no children', async (t) => {
     const { url } = await tempStore(t)
     const work = (...args: string[]) =>
-      runFerry(t, ['--store', url, 'work', '--handlers', executorFixture('ok.mjs'), ...args])
+      runFerry(t, ['--store', url, 'work', '--handlers', fixtureHandlers('ok.mjs'), ...args])
     const unknown = await work('--strategy', 'cluster')
     assert.equal(unknown.code, 2)
     assert.match(

@@ -7,21 +7,13 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 
 import { createClient, type JobSpec } from '../../src/index.js'
-import type { ScriptPayload } from '../fixtures/handlers/scripted.js'
-import {
-  allJobs,
-  createWorker,
-  fixtureHandlers,
-  getJob,
-  runFerry,
-  spawnFerry,
-  tempStore,
-  waitFor,
-  waitForEvent,
-  WORKER_STARTED,
-  type Exit,
-  stopWorker,
-} from '../helpers/worker-helpers.js'
+import type { ScriptPayload } from '../support/handlers/scripted.js'
+import { waitFor, waitForEvent } from '../support/async.js'
+import { type Exit, runFerry, spawnFerry, WORKER_STARTED } from '../support/processes.js'
+import { tempStore } from '../support/sqlite-harness.js'
+import { getExistingJob } from '../support/store-calls.js'
+import { allJobs } from '../support/store-harness.js'
+import { createWorker, fixtureHandlers, stopWorker } from '../support/workers.js'
 
 const SCRIPTED = fixtureHandlers('scripted.ts')
 
@@ -51,11 +43,16 @@ test('an idle ferry work process runs a job enqueued by another process within 2
 
   const enqueuedAt = Date.now()
   const { id } = await createClient({ store }).enqueue('script', { steps: [{ result: 'woke up' }] })
-  await waitFor(async () => (await getJob(store, id)).state === 'completed', 5000, 'the job completing', 5)
+  await waitFor(
+    async () => (await getExistingJob(store, id)).state === 'completed',
+    5000,
+    'the job completing',
+    5,
+  )
   const latencyMs = Date.now() - enqueuedAt
   t.diagnostic(`completed ${latencyMs} ms after the enqueue`)
   assert.ok(latencyMs <= 2000, `the job completed ${latencyMs} ms after the enqueue`)
-  assert.equal((await getJob(store, id)).result, 'woke up')
+  assert.equal((await getExistingJob(store, id)).result, 'woke up')
 
   ferry.child.kill('SIGTERM')
   assert.equal((await ferry.waitForExit(5000)).code, 0)
@@ -134,8 +131,12 @@ test('a worker loads .mjs and .js handler modules whose default export is a plai
     assert.deepEqual([...worker.jobNames], [`plain-${format}`])
     assert.deepEqual(errors, [])
   }
-  assert.deepEqual((await getJob(store, mjsId)).result, { format: 'mjs', payload: { n: 1 }, attempt: 1 })
-  assert.deepEqual((await getJob(store, jsId)).result, { format: 'js', payload: { n: 2 } })
+  assert.deepEqual((await getExistingJob(store, mjsId)).result, {
+    format: 'mjs',
+    payload: { n: 1 },
+    attempt: 1,
+  })
+  assert.deepEqual((await getExistingJob(store, jsId)).result, { format: 'js', payload: { n: 2 } })
 })
 
 test('ferry work runs a TypeScript handler module', async (t) => {
@@ -153,7 +154,7 @@ test('ferry work runs a TypeScript handler module', async (t) => {
 
   assert.equal(exit.code, 0, exit.stderr)
   assert.match(exit.stderr, /claiming only jobs named greet;/)
-  const job = await getJob(store, id)
+  const job = await getExistingJob(store, id)
   assert.equal(job.state, 'completed')
   assert.deepEqual(job.result, { greeting: 'hello Ada' })
 })

@@ -2,9 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { SqliteStore } from '../../src/sqlite.js'
-import type { Store } from '../../src/store/store.js'
 import type { TestContext } from 'node:test'
+
+import { SqliteStore, type SqliteStoreOptions } from '../../src/sqlite.js'
+import type { Store } from '../../src/store/store.js'
+import { defer } from './cleanup.js'
 import type { CreateHarness, StoreHarness } from './store-harness.js'
 
 /** A fresh database file in its own temp directory; peers open the same file as another process would. */
@@ -39,29 +41,41 @@ export const createSqliteHarness: CreateHarness = async (): Promise<StoreHarness
 }
 
 export interface TempDatabase {
+  dir: string
   path: string
   /** The --store URL of the file. */
   url: string
-  /** Opens the file; every store opened here is closed after the test. */
-  open(): Promise<SqliteStore>
+  /** Opens the file, as another process would; every store opened here is closed after the test. */
+  open(options?: Partial<SqliteStoreOptions>): Promise<SqliteStore>
 }
 
 /** A database file in its own temp directory, removed (after its stores are closed) when the test ends. */
 export function tempDatabase(t: TestContext): TempDatabase {
   const dir = mkdtempSync(join(tmpdir(), 'ferry-test-'))
+  // Deferred first, so it runs last: after the stores, workers and processes the test started.
+  defer(t, () => rmSync(dir, { recursive: true, force: true }))
   const path = join(dir, 'ferry.db')
-  const opened: SqliteStore[] = []
-  t.after(async () => {
-    for (const store of opened) await store.close()
-    rmSync(dir, { recursive: true, force: true })
-  })
   return {
+    dir,
     path,
     url: `sqlite://${path}`,
-    async open() {
-      const store = await SqliteStore.open({ path })
-      opened.push(store)
+    async open(options = {}) {
+      const store = await SqliteStore.open({ ...options, path })
+      defer(t, () => store.close())
       return store
     },
   }
+}
+
+export interface TempStore extends TempDatabase {
+  /** A store opened on the file. */
+  store: SqliteStore
+  /** Another connection to the same file, as another process would have (`open`). */
+  openPeer: TempDatabase['open']
+}
+
+/** tempDatabase with a store already open on it. */
+export async function tempStore(t: TestContext): Promise<TempStore> {
+  const db = tempDatabase(t)
+  return { ...db, store: await db.open(), openPeer: db.open }
 }

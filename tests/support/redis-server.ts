@@ -21,7 +21,7 @@ export interface RedisServerOptions {
   dir: string
   appendfsync?: 'always' | 'everysec' | 'no'
   appendonly?: boolean
-  /** More environment for the server (a preloaded library: tests/helpers/fake-clock.ts). */
+  /** More environment for the server (a preloaded library: tests/support/fake-clock.ts). */
   env?: Record<string, string>
 }
 

@@ -3,7 +3,7 @@
  * it) and `grow` (keeps memory alive in the child, for RSS recycling).
  */
 import { threadId } from 'node:worker_threads'
-import { defineJobs, snooze } from '../../src/index.js'
+import { defineJobs, snooze } from '../../../src/index.js'
 
 // Lets a test make children fail to start after the pool started (the respawn backoff).
 if (process.env.POOL_HANDLERS_REFUSE_TO_LOAD === '1') throw new Error('refusing to load (test)')

@@ -11,6 +11,13 @@ export async function getJob(store: Store, id: JobId): Promise<Job | null> {
   return job ?? null
 }
 
+/** The job of this id; fails the test when there is none. */
+export async function getExistingJob(store: Store, id: JobId): Promise<Job> {
+  const job = await getJob(store, id)
+  if (job === null) throw new Error(`job ${id} is missing`)
+  return job
+}
+
 /** Why a waitForWork ended (for waits without `claim`, which are handed no jobs). */
 export async function waitReason(store: Store, params: WaitParams): Promise<WaitResult['reason']> {
   return (await store.waitForWork(params)).reason

@@ -17,7 +17,7 @@ import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import { promisify } from 'node:util'
 
-import { defer } from './worker-helpers.js'
+import { defer } from './cleanup.js'
 
 const run = promisify(execFile)
 const DEBIAN_ROOT = '/usr/lib/postgresql'
@@ -57,7 +57,7 @@ export function postgresBinDir(): string | null {
   }
 }
 
-/** Why a private server cannot be started here, or null when it can (for tests/helpers/services.ts). */
+/** Why a private server cannot be started here, or null when it can (for tests/support/services.ts). */
 export function privatePostgresUnavailable(): string | null {
   if (postgresBinDir() === null) {
     return `no initdb found (in ${DEBIAN_ROOT}/<version>/bin or through pg_config --bindir): install the PostgreSQL server`
@@ -69,7 +69,7 @@ export function privatePostgresUnavailable(): string | null {
 }
 
 export interface PrivatePostgresOptions {
-  /** More environment for the server's processes (a preloaded library: tests/helpers/fake-clock.ts). */
+  /** More environment for the server's processes (a preloaded library: tests/support/fake-clock.ts). */
   env?: Record<string, string>
   /**
    * Where its directory goes (default: the OS temp directory). A benchmark puts it under

@@ -3,7 +3,7 @@
  * schema of its own, with a random name, for every harness. A schema is created by the store's own
  * migration and dropped when the harness closes; nothing else on the server is touched.
  *
- * When the server cannot be reached, tests/helpers/services.ts says what happens: skipped with the
+ * When the server cannot be reached, tests/support/services.ts says what happens: skipped with the
  * reason, or a failure under CI.
  */
 import { randomBytes } from 'node:crypto'
@@ -13,7 +13,7 @@ import pg from 'pg'
 import { PostgresStore, type PostgresStoreOptions } from '../../src/postgres.js'
 import type { Store } from '../../src/store/store.js'
 import type { CreateHarness } from './store-harness.js'
-import { defer } from './worker-helpers.js'
+import { defer } from './cleanup.js'
 
 export const POSTGRES_URL = process.env.FERRY_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 
@@ -49,7 +49,7 @@ export async function dropSchema(schema: string): Promise<void> {
 
 let reachable: Promise<string | null> | null = null
 
-/** Null when the test server answers, else why not (for tests/helpers/services.ts). */
+/** Null when the test server answers, else why not (for tests/support/services.ts). */
 export function postgresUnreachableReason(): Promise<string | null> {
   reachable ??= adminQuery('SELECT 1').then(
     () => null,

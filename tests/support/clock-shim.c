@@ -1,6 +1,6 @@
 /*
  * A wall clock that a test can step, preloaded (LD_PRELOAD) into processes of its own by
- * tests/helpers/fake-clock.ts: clock_gettime(CLOCK_REALTIME…), gettimeofday and time return the
+ * tests/support/fake-clock.ts: clock_gettime(CLOCK_REALTIME…), gettimeofday and time return the
  * real time plus the offset, in whole seconds, written in the file FERRY_CLOCK_OFFSET_FILE names
  * (read again at most once a millisecond). Every other clock, CLOCK_MONOTONIC first, is left
  * alone: as on a machine whose clock NTP or `date -s` steps.

@@ -49,19 +49,6 @@ export function sortIds(ids: readonly JobId[]): JobId[] {
   return [...ids].sort(compareIds)
 }
 
-/** Resolves with the value, or rejects if it takes longer than `ms` (so a hung wait fails instead of hanging). */
-export async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms)
-  })
-  try {
-    return await Promise.race([promise, timeout])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
 /** Every job in the store, oldest first. */
 export async function allJobs(store: Store): Promise<Job[]> {
   const jobs: Job[] = []

@@ -1,7 +1,7 @@
 /**
  * Every store, for the suites that run the same tests on each (bad input, group commit, worker
  * SIGKILL): one line each. A store's harness lives in
- * tests/helpers/<store>-harness.ts and exports a CreateHarness (with `url` set, so the tests that
+ * tests/support/<store>-harness.ts and exports a CreateHarness (with `url` set, so the tests that
  * run `ferry` in another process can reach the same data).
  */
 import { after, type TestContext } from 'node:test'

@@ -3,7 +3,7 @@
  * every test file and every other user of it. Isolation is by namespace: each harness gets a
  * namespace of its own and deletes its keys (SCAN MATCH + UNLINK) when it closes. Never FLUSHDB.
  *
- * When the server is unreachable, tests/helpers/services.ts says what happens: skipped with the
+ * When the server is unreachable, tests/support/services.ts says what happens: skipped with the
  * reason, or a failure under CI.
  */
 import { spawnSync } from 'node:child_process'
@@ -20,12 +20,12 @@ import {
   startRedisServer,
   type OwnRedisCluster,
   type OwnRedisServer,
-} from '../../bench/lib/redis-server.js'
+} from './redis-server.js'
 import { RedisStore, type RedisStoreOptions } from '../../src/redis.js'
 import type { Store } from '../../src/store/store.js'
 import { skipUnlessAvailable } from './services.js'
 import type { CreateHarness, StoreHarness } from './store-harness.js'
-import { defer } from './worker-helpers.js'
+import { defer } from './cleanup.js'
 
 export type { OwnRedisCluster, OwnRedisServer }
 
@@ -33,7 +33,7 @@ export const TEST_REDIS_URL = process.env.FERRY_TEST_REDIS_URL ?? 'redis://127.0
 
 /**
  * The version of the ioredis that `import 'ioredis'` loads in this process: the `ioredis` dev
- * dependency (6), or the `ioredis5` alias once tests/helpers/use-ioredis5.mjs redirects it. Read
+ * dependency (6), or the `ioredis5` alias once tests/support/use-ioredis5.mjs redirects it. Read
  * from the package.json above the module the import resolves to, so it names what really runs.
  */
 export function ioredisVersion(): string {
@@ -92,8 +92,11 @@ export function openTestStore(namespace: string, options: RedisStoreOptions = {}
   return RedisStore.open({ url: TEST_REDIS_URL, namespace, onWarning: () => {}, ...options })
 }
 
-/** A store on a namespace of its own on the test server; both go when the test ends. */
-export async function freshStore(
+/**
+ * A store on a namespace of its own on the test server, both gone when the test ends: Redis's
+ * tempDatabase (sqlite-harness.ts) and tempSchema (postgres-harness.ts).
+ */
+export async function tempNamespace(
   t: TestContext,
   tag: string,
   options: RedisStoreOptions = {},
@@ -155,13 +158,13 @@ export function redisServerMissingReason(): string | null {
   return `the redis-server binary is not available (${probe.error?.message ?? probe.stderr})`
 }
 
-/** Options for a test that starts a redis-server of its own (tests/helpers/services.ts). */
+/** Options for a test that starts a redis-server of its own (tests/support/services.ts). */
 export function ownServerOptions(): { skip?: string } {
   return skipUnlessAvailable(redisServerMissingReason())
 }
 
 /**
- * A redis-server of the test's own (bench/lib/redis-server.ts) in a temp directory, with AOF and
+ * A redis-server of the test's own (tests/support/redis-server.ts) in a temp directory, with AOF and
  * appendfsync always unless asked otherwise; `close()` stops it and removes the directory.
  */
 export function startOwnRedisServer(
@@ -175,7 +178,7 @@ export function startOwnRedisServer(
 }
 
 /**
- * A Redis Cluster of the test's own (bench/lib/redis-server.ts startRedisCluster) in a temp
+ * A Redis Cluster of the test's own (tests/support/redis-server.ts startRedisCluster) in a temp
  * directory; `close()` stops every node and removes the directory.
  */
 export function startOwnRedisCluster(

@@ -1,11 +1,11 @@
 /**
  * A wall clock that a test can step, for processes of its own (`ferry work`, a PostgreSQL or
- * Redis server): tests/helpers/clock-shim.c, built here with the C compiler and preloaded into
+ * Redis server): tests/support/clock-shim.c, built here with the C compiler and preloaded into
  * them, adds an offset that the test writes to a file, so the test moves their wall clock forward
  * or back while they run. Their monotonic clock is left alone, exactly as when an NTP step or
  * `date -s` moves a real machine's clock: CLOCK_MONOTONIC never steps.
  *
- * When no C compiler is here, tests/helpers/services.ts says what happens: skipped with the
+ * When no C compiler is here, tests/support/services.ts says what happens: skipped with the
  * reason, or a failure under CI (whose machines have one: better-sqlite3 is built with it).
  */
 import { spawnSync } from 'node:child_process'
@@ -16,7 +16,7 @@ import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
 
-import { defer } from './worker-helpers.js'
+import { defer } from './cleanup.js'
 
 const SOURCE = fileURLToPath(new URL('./clock-shim.c', import.meta.url))
 
@@ -40,7 +40,7 @@ function shimLibrary(): { library: string } | { error: string } {
   const cc = spawnSync('cc', ['-shared', '-fPIC', '-O2', '-o', building, SOURCE], { encoding: 'utf8' })
   if (cc.error !== undefined || cc.status !== 0) {
     return (built = {
-      error: `cannot build tests/helpers/clock-shim.c with cc: ${cc.error?.message ?? cc.stderr}`,
+      error: `cannot build tests/support/clock-shim.c with cc: ${cc.error?.message ?? cc.stderr}`,
     })
   }
   // Readable by a server that runs as another user (PostgreSQL as postgres); renamed into place
@@ -50,7 +50,7 @@ function shimLibrary(): { library: string } | { error: string } {
   return (built = { library })
 }
 
-/** Why a fake clock cannot be had here, or null (for tests/helpers/services.ts). */
+/** Why a fake clock cannot be had here, or null (for tests/support/services.ts). */
 export function fakeClockUnavailable(): string | null {
   const shim = shimLibrary()
   return 'error' in shim ? shim.error : null

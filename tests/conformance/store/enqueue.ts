@@ -1,0 +1,252 @@
+/**
+ * What enqueue promises: ids, unique keys, validation, scheduling.
+ * One area of the Store conformance suite (tests/conformance/store.case.ts runs them all).
+ */
+import assert from 'node:assert/strict'
+import { describe } from 'node:test'
+
+import { ValidationError } from '../../../src/core/errors.js'
+import type { JobId } from '../../../src/core/job.js'
+import { newJob, sortIds, compareIds } from '../../support/store-harness.js'
+import { getJob } from '../../support/store-calls.js'
+import {
+  SECOND,
+  MINUTE,
+  HOUR,
+  enqueueJobs,
+  enqueueJob,
+  claimAt,
+  completed,
+  finishNew,
+  getExisting,
+  view,
+  stat,
+  type ConformanceCases,
+} from './kit.js'
+
+export function enqueueCases({ test }: ConformanceCases): void {
+  describe('enqueue', () => {
+    test('refuses a tx that is not a transaction it can join, and writes nothing', async ({ store }) => {
+      await assert.rejects(
+        store.enqueue({ jobs: [newJob()], tx: {} }),
+        (error: unknown) => error instanceof ValidationError && error.field === 'tx',
+      )
+      if (!store.capabilities.transactionalEnqueue) {
+        await assert.rejects(
+          store.enqueue({ jobs: [newJob()], tx: {} }),
+          /cannot enqueue inside a transaction/,
+        )
+      }
+      assert.deepEqual((await store.listJobs()).jobs, [])
+    })
+
+    test('returns ids in input order that increase from one call to the next', async ({ store }) => {
+      const t = Date.now()
+      const first = await store.enqueue({
+        jobs: [0, 1, 2].map((i) => newJob({ payload: JSON.stringify({ i }) })),
+        now: t,
+      })
+      const second = await store.enqueue({ jobs: [newJob({ payload: '{"i":3}' })], now: t + 1 })
+      const results = [...first, ...second]
+      assert.equal(results.length, 4)
+      for (const r of results) {
+        assert.equal(r.created, true)
+        assert.match(r.id, /^[0-9]+$/, 'job ids are decimal digits')
+      }
+      const ids = results.map((r) => r.id)
+      for (let i = 1; i < ids.length; i++) {
+        assert.equal(compareIds(ids[i - 1]!, ids[i]!), -1, `id ${ids[i]} comes after ${ids[i - 1]}`)
+      }
+      for (const [i, id] of ids.entries()) {
+        assert.deepEqual((await getExisting(store, id)).payload, { i }, 'the i-th id belongs to the i-th job')
+      }
+    })
+
+    test('stores every field of a new job and returns it from getJob', async ({ store }) => {
+      const t = Date.now()
+      const [result] = await store.enqueue({
+        jobs: [
+          newJob({
+            queue: 'emails',
+            name: 'send-welcome',
+            payload: '{"to":"ada@example.com","tags":["a",{"x":null}],"s":"ünïcødé ✓"}',
+            priority: 7,
+            maxAttempts: 3,
+            timeoutMs: 5000,
+            uniqueKey: 'welcome:ada',
+          }),
+        ],
+        now: t,
+      })
+      assert.ok(result)
+      assert.deepEqual(view(await getExisting(store, result.id)), {
+        id: result.id,
+        queue: 'emails',
+        name: 'send-welcome',
+        payload: { to: 'ada@example.com', tags: ['a', { x: null }], s: 'ünïcødé ✓' },
+        state: 'ready',
+        priority: 7,
+        runAt: t,
+        attempts: 0,
+        maxAttempts: 3,
+        timeoutMs: 5000,
+        uniqueKey: 'welcome:ada',
+        lastError: null,
+        result: null,
+        workerId: null,
+        leaseExpiresAt: null,
+        createdAt: t,
+        updatedAt: t,
+        finishedAt: null,
+      })
+    })
+
+    test('returns any JSON payload as the value it encodes', async ({ store }) => {
+      const t = Date.now()
+      const payloads = [
+        'null',
+        'true',
+        '0',
+        '-12.5',
+        '"text"',
+        '[]',
+        '{}',
+        '[1,"two",{"three":[3]}]',
+        '{"deep":{"er":{"est":[true,false,null]}},"emoji":"🚀","quote":"\\"\\\\"}',
+      ]
+      const ids = await enqueueJobs(
+        store,
+        t,
+        payloads.map((payload) => ({ payload })),
+      )
+      for (const [i, id] of ids.entries()) {
+        assert.deepEqual((await getExisting(store, id)).payload, JSON.parse(payloads[i]!))
+      }
+    })
+
+    test('keeps priority, maxAttempts and timeoutMs at the edges of their ranges', async ({ store }) => {
+      const t = Date.now()
+      const [high, low] = await enqueueJobs(store, t, [
+        { priority: 2_147_483_647, maxAttempts: 1_000_000, timeoutMs: 2_147_483_647 },
+        { priority: -2_147_483_648, maxAttempts: 1, timeoutMs: 1 },
+      ])
+      const h = await getExisting(store, high!)
+      assert.deepEqual([h.priority, h.maxAttempts, h.timeoutMs], [2_147_483_647, 1_000_000, 2_147_483_647])
+      const l = await getExisting(store, low!)
+      assert.deepEqual([l.priority, l.maxAttempts, l.timeoutMs], [-2_147_483_648, 1, 1])
+    })
+
+    test('schedules a job with delayMs at now plus delayMs', async ({ store }) => {
+      const t = Date.now()
+      const [later, soon] = await enqueueJobs(store, t, [{ delayMs: 5 * SECOND }, { delayMs: 1 }])
+      const a = await getExisting(store, later!)
+      assert.equal(a.state, 'scheduled')
+      assert.equal(a.runAt, t + 5 * SECOND)
+      const b = await getExisting(store, soon!)
+      assert.equal(b.state, 'scheduled')
+      assert.equal(b.runAt, t + 1)
+    })
+
+    test('schedules a job with a future runAt at that time', async ({ store }) => {
+      const t = Date.now()
+      const id = await enqueueJob(store, t, { runAt: t + HOUR })
+      const job = await getExisting(store, id)
+      assert.equal(job.state, 'scheduled')
+      assert.equal(job.runAt, t + HOUR)
+    })
+
+    test('makes a job ready when its runAt is now or in the past', async ({ store }) => {
+      const t = Date.now()
+      const [now, past] = await enqueueJobs(store, t, [{ runAt: t }, { runAt: t - MINUTE }])
+      const a = await getExisting(store, now!)
+      assert.equal(a.state, 'ready')
+      assert.equal(a.runAt, t)
+      const b = await getExisting(store, past!)
+      assert.equal(b.state, 'ready')
+      assert.equal(b.runAt, t - MINUTE)
+    })
+
+    test('returns the existing id with created false for a repeated uniqueKey and writes nothing', async ({
+      store,
+    }) => {
+      const t = Date.now()
+      const [first] = await store.enqueue({
+        jobs: [newJob({ uniqueKey: 'k', payload: '{"v":1}' })],
+        now: t,
+      })
+      assert.deepEqual(first, { id: first!.id, created: true })
+      const statsBefore = await store.stats({ now: t })
+      const again = await store.enqueue({
+        jobs: [newJob({ uniqueKey: 'k', payload: '{"v":2}', priority: 9, delayMs: MINUTE })],
+        now: t + SECOND,
+      })
+      assert.deepEqual(again, [{ id: first!.id, created: false }])
+      const job = await getExisting(store, first!.id)
+      assert.deepEqual(job.payload, { v: 1 }, 'the existing job is not overwritten')
+      assert.equal(job.priority, 0)
+      assert.equal(job.state, 'ready')
+      assert.equal(job.updatedAt, t)
+      assert.equal((await store.listJobs()).jobs.length, 1)
+      assert.deepEqual(await store.stats({ now: t }), statsBefore)
+    })
+
+    test('returns one job for a uniqueKey given twice within one batch', async ({ store }) => {
+      const t = Date.now()
+      const results = await store.enqueue({
+        jobs: [
+          newJob({ uniqueKey: 'twice', payload: '{"v":1}' }),
+          newJob({ payload: '{"v":2}' }),
+          newJob({ uniqueKey: 'twice', payload: '{"v":3}' }),
+        ],
+        now: t,
+      })
+      assert.equal(results.length, 3)
+      assert.equal(results[0]!.created, true)
+      assert.equal(results[1]!.created, true)
+      assert.deepEqual(results[2], { id: results[0]!.id, created: false })
+      assert.deepEqual((await getExisting(store, results[0]!.id)).payload, { v: 1 })
+      const { jobs } = await store.listJobs()
+      assert.deepEqual(sortIds(jobs.map((j) => j.id)), sortIds([results[0]!.id, results[1]!.id]))
+      assert.deepEqual(await store.stats({ now: t }), [stat('default', { ready: 2 })])
+    })
+
+    test('holds a uniqueKey while its job is scheduled, active, completed or dead', async ({ store }) => {
+      const t = Date.now()
+      const again = async (uniqueKey: string, id: JobId): Promise<void> => {
+        assert.deepEqual(await store.enqueue({ jobs: [newJob({ uniqueKey })], now: t }), [
+          { id, created: false },
+        ])
+      }
+      const scheduled = await enqueueJob(store, t, { uniqueKey: 'scheduled', delayMs: HOUR })
+      await again('scheduled', scheduled)
+
+      const done = await enqueueJob(store, t, { uniqueKey: 'done' })
+      const [claimed] = await claimAt(store, t)
+      assert.equal(claimed?.id, done)
+      await again('done', done)
+      assert.deepEqual((await store.settle({ settlements: [completed(claimed)], now: t })).settled, ['ok'])
+      await again('done', done)
+
+      const failed = await finishNew(store, t, 'dead', { uniqueKey: 'failed' })
+      await again('failed', failed)
+      assert.equal((await store.listJobs()).jobs.length, 3)
+    })
+
+    test('frees a uniqueKey once its job is purged', async ({ store }) => {
+      const t = Date.now()
+      const old = await finishNew(store, t, 'completed', { uniqueKey: 'once' })
+      assert.equal(await store.purge({ state: 'completed', now: t + SECOND }), 1)
+      assert.equal(await getJob(store, old), null)
+      const [fresh] = await store.enqueue({ jobs: [newJob({ uniqueKey: 'once' })], now: t + SECOND })
+      assert.ok(fresh)
+      assert.equal(fresh.created, true)
+      assert.equal(compareIds(fresh.id, old), 1, 'a new job gets a new, higher id')
+      assert.equal((await getExisting(store, fresh.id)).uniqueKey, 'once')
+    })
+
+    test('returns an empty list for an empty batch and writes nothing', async ({ store }) => {
+      assert.deepEqual(await store.enqueue({ jobs: [], now: Date.now() }), [])
+      assert.deepEqual(await store.listJobs(), { jobs: [], nextCursor: null })
+    })
+  })
+}
