@@ -7,13 +7,8 @@ export type { JobContext, JobHandler, JobHandlers, PayloadOf } from './core/hand
 export { defineJobs, snooze, permanentFailure, JobSnooze, JobPermanentFailure } from './core/handler.js'
 export { backoffMs, DEFAULT_BACKOFF, type BackoffOptions } from './core/backoff.js'
 export { parseDuration, parseByteSize } from './core/duration.js'
-export {
-  normalizeJob,
-  serializePayload,
-  NAME_PATTERN,
-  MAX_PAYLOAD_DEPTH,
-  type EnqueueOptions,
-} from './core/validate.js'
+export { normalizeJob, NAME_PATTERN, type EnqueueOptions } from './core/validate.js'
+export { serializePayload, MAX_PAYLOAD_DEPTH } from './core/payload.js'
 export type * from './store/store.js'
 export { openStore, migrateStore, DEFAULT_STORE_URL, type OpenStoreOptions } from './store/open-store.js'
 export { STORE_METHODS } from './store/store.js'

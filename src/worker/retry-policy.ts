@@ -6,7 +6,7 @@
 import { backoffMs, type BackoffOptions } from '../core/backoff.js'
 import type { ClaimedJob, JobError } from '../core/job.js'
 import type { Settlement } from '../core/outcome.js'
-import { serializePayload } from '../core/validate.js'
+import { serializePayload } from '../core/payload.js'
 import type { ExecutionOutcome } from './executors/executor.js'
 
 /** Why the worker aborted a running attempt: decides what is written about it. */

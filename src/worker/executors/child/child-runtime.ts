@@ -1,5 +1,5 @@
 import { FerryError } from '../../../core/errors.js'
-import { serializePayload } from '../../../core/validate.js'
+import { serializePayload } from '../../../core/payload.js'
 import type { ClaimedJob } from '../../../core/job.js'
 import { AttemptAbort, type ExecutionOutcome } from '../executor.js'
 import { InlineExecutor } from '../inline.js'
