@@ -12,6 +12,7 @@ import { describe, it } from 'node:test'
 import { createClient } from '../src/client/client.js'
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../src/core/job.js'
 import { ValidationError } from '../src/core/errors.js'
+import { wrapStore } from '../src/store/wrap-store.js'
 import { STORES, freshStore } from './support/stores.js'
 import { defer } from './support/cleanup.js'
 import { getJob } from './support/store-calls.js'
@@ -45,12 +46,13 @@ for (const storeUnderTest of STORES) {
         const { store } = await freshStore(t, storeUnderTest)
         assert.equal(store.capabilities.enqueueBatch.maxCallBytes, Infinity)
         let calls = 0
-        const enqueue = store.enqueue.bind(store)
-        store.enqueue = (params) => {
-          calls++
-          return enqueue(params)
-        }
-        const client = createClient({ store })
+        const counted = wrapStore(store, {
+          around: (call) => {
+            if (call.method === 'enqueue') calls++
+            return call.next()
+          },
+        })
+        const client = createClient({ store: counted })
         defer(t, () => client.close())
         const COUNT = 40
         const jobs = Array.from({ length: COUNT }, () => ({ name: 'large.job', payload: LARGEST }))
