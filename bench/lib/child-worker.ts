@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import type { SqliteDurability } from '../../src/sqlite.js'
-import { REPO_ROOT } from './temp.js'
+import { REPO_ROOT } from '../../tests/support/processes.js'
 
 /** The `ferry` command, run from source as in development: `node --import tsx src/cli/main.ts`. */
 const FERRY_CLI = join(REPO_ROOT, 'src', 'cli', 'main.ts')

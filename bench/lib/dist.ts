@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process'
 import { readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { REPO_ROOT } from './temp.js'
+import { REPO_ROOT } from '../../tests/support/processes.js'
 
 /** The compiled `ferry` command. */
 export const DIST_CLI = join(REPO_ROOT, 'dist', 'cli', 'main.js')

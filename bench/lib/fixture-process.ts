@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
-import { REPO_ROOT } from './temp.js'
+import { REPO_ROOT } from '../../tests/support/processes.js'
 
 /** A plain .mjs handler module or script under bench/fixtures/. */
 export const fixturePath = (file: string): string => join(REPO_ROOT, 'bench', 'fixtures', file)

@@ -5,7 +5,8 @@ import { createRequire } from 'node:module'
 import { availableParallelism, cpus, loadavg, totalmem } from 'node:os'
 import { join, relative } from 'node:path'
 import Database from 'better-sqlite3'
-import { BENCH_TMP, REPO_ROOT } from './temp.js'
+import { REPO_ROOT } from '../../tests/support/processes.js'
+import { BENCH_TMP } from './temp.js'
 
 export interface MachineFacts {
   node: string

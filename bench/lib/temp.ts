@@ -1,9 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, rmdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 
-/** The repository root (bench/lib/ is two levels down). */
-export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url))
+import { REPO_ROOT } from '../../tests/support/processes.js'
 
 /**
  * Benchmark databases live on the repository's own disk, in `.bench-tmp/` (gitignored), never in

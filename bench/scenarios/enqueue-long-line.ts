@@ -4,7 +4,8 @@ import { join } from 'node:path'
 import { SqliteStore } from '../../src/sqlite.js'
 import { DIST_CLI, ensureBuilt } from '../lib/dist.js'
 import { secondsSince } from '../lib/stats.js'
-import { REPO_ROOT, withTempDir } from '../lib/temp.js'
+import { REPO_ROOT } from '../../tests/support/processes.js'
+import { withTempDir } from '../lib/temp.js'
 import type { Figure, ScenarioDef } from '../lib/types.js'
 
 const MIB = 1024 * 1024

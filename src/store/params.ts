@@ -23,8 +23,8 @@ export const RECOVER_LIMIT_DEFAULT = 1000
 export function checkClaimParams({ queues, names, limit, leaseMs, workerId }: ClaimParams): void {
   assertQueueList(queues)
   checkNames(names)
-  assertPositiveInteger(limit, 'limit')
-  assertPositiveInteger(leaseMs, 'leaseMs')
+  assertInteger(limit, 'limit', { min: 1 })
+  assertInteger(leaseMs, 'leaseMs', { min: 1 })
   if (typeof workerId !== 'string' || workerId === '') {
     throw new ValidationError('invalid_option', 'workerId', 'must be a non-empty string')
   }
@@ -151,10 +151,6 @@ export function deliveryRefused(kind: string, field: 'claim' | 'delivered'): Val
 }
 
 /** A claim's limit, a lease's length: the stores' most frequent integer check, named once. */
-export function assertPositiveInteger(value: unknown, field: string): void {
-  assertInteger(value, field, { min: 1 })
-}
-
 /** A non-negative number of milliseconds (a window, an age). */
 export function assertDurationMs(value: unknown, field: string): void {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {

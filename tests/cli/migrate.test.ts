@@ -9,7 +9,7 @@ import { test } from 'node:test'
 
 import { MigrationRequiredError, migrateStore, openStore } from '../../src/index.js'
 import { migrations as postgresMigrations } from '../../src/store/postgres/generated/assets.js'
-import { KEY_LAYOUTS } from '../../src/store/redis/redis-store.js'
+import { KEY_LAYOUTS } from '../../src/store/redis/redis-scripts.js'
 import { migrations as sqliteMigrations } from '../../src/store/sqlite/generated/assets.js'
 import { postgresUnreachableReason, tempSchema } from '../support/postgres-harness.js'
 import {

@@ -30,7 +30,6 @@ import {
   type WaitResult,
 } from '../store.js'
 import {
-  assertPositiveInteger,
   checkClaimParams,
   checkCancelParams,
   checkListJobsParams,
@@ -40,6 +39,7 @@ import {
   checkStatsParams,
   RECOVER_LIMIT_DEFAULT,
 } from '../params.js'
+import { assertInteger } from '../../core/validate.js'
 import { assertOpen } from '../kernel/assert-open.js'
 import { cancelledError } from '../kernel/cancel.js'
 import { compareIds } from '../kernel/job-ids.js'
@@ -251,7 +251,7 @@ export class PostgresStore implements Store {
 
   async renew({ leases, leaseMs, delivered = false, now }: RenewParams): Promise<SettleResult[]> {
     this.assertOpen('renew')
-    assertPositiveInteger(leaseMs, 'leaseMs')
+    assertInteger(leaseMs, 'leaseMs', { min: 1 })
     if (leases.length === 0) return []
     const rows = await this.db.query<{ ord: number; result: SettleResult }>(
       this.texts.renew,
@@ -285,7 +285,7 @@ export class PostgresStore implements Store {
     clampLeases = false,
   }: RecoverParams = {}): Promise<RecoverResult> {
     this.assertOpen('recoverExpired')
-    assertPositiveInteger(limit, 'limit')
+    assertInteger(limit, 'limit', { min: 1 })
     const result: RecoverResult = { retried: [], dead: [], clamped: 0 }
     // A statement of its own before the recovery: it runs only at a worker's start and after a
     // backward step, and the leases it moves were not expired, so the recovery's answer is the same.
@@ -319,7 +319,7 @@ export class PostgresStore implements Store {
     limit = RECOVER_LIMIT_DEFAULT,
   }: FindExpiredLeasesParams = {}): Promise<FindExpiredLeasesResult> {
     this.assertOpen('findExpiredLeases')
-    assertPositiveInteger(limit, 'limit')
+    assertInteger(limit, 'limit', { min: 1 })
     // Unnamed, so planned for the table as it is at each call (a sweep is rare): a named statement
     // keeps the plan it made when the table was small (functions/README.md).
     const rows = await this.db.query<{

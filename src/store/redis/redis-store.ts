@@ -49,7 +49,6 @@ import type {
   WaitResult,
 } from '../store.js'
 import {
-  assertPositiveInteger,
   checkClaimParams,
   checkCancelParams,
   checkListJobsParams,
@@ -60,6 +59,7 @@ import {
   RECOVER_LIMIT_DEFAULT,
   transactionRefused,
 } from '../params.js'
+import { assertInteger } from '../../core/validate.js'
 import { assertOpen } from '../kernel/assert-open.js'
 import { cancelledError } from '../kernel/cancel.js'
 import { compareIds } from '../kernel/job-ids.js'
@@ -92,7 +92,6 @@ import { checkEvictionPolicy, checkPersistence, emitWarningOnce } from './redis-
 import { quit, RedisWaiting } from './redis-waiting.js'
 
 export { parseRedisUrl, type RedisStoreOptions } from './redis-options.js'
-export { KEY_LAYOUTS } from './redis-scripts.js'
 
 /** Group commit (capabilities.enqueueBatch): jobs per enqueue script, and scripts sent at once. */
 const ENQUEUE_CHUNK = 1000
@@ -276,7 +275,7 @@ export class RedisStore implements Store {
   /** renew.lua: per lease 1 (ok) or 0 (lost); with delivered, the take that is not persisted. */
   async renew({ leases, leaseMs, delivered = false, now }: RenewParams): Promise<SettleResult[]> {
     this.assertOpen('renew')
-    assertPositiveInteger(leaseMs, 'leaseMs')
+    assertInteger(leaseMs, 'leaseMs', { min: 1 })
     if (leases.length === 0) return []
     const args: string[] = [String(leaseMs), delivered ? '1' : '0']
     const sent: number[] = []
@@ -308,7 +307,7 @@ export class RedisStore implements Store {
     clampLeases = false,
   }: RecoverParams = {}): Promise<RecoverResult> {
     this.assertOpen('recoverExpired')
-    assertPositiveInteger(limit, 'limit')
+    assertInteger(limit, 'limit', { min: 1 })
     // A script of its own before the recovery: it runs only at a worker's start and after a
     // backward step, and the leases it moves were not expired, so the recovery's answer is the same.
     const clamped = clampLeases
@@ -333,7 +332,7 @@ export class RedisStore implements Store {
     limit = RECOVER_LIMIT_DEFAULT,
   }: FindExpiredLeasesParams = {}): Promise<FindExpiredLeasesResult> {
     this.assertOpen('findExpiredLeases')
-    assertPositiveInteger(limit, 'limit')
+    assertInteger(limit, 'limit', { min: 1 })
     const [serverNow, leases, next] = (await this.scripts.run('find-expired-leases', now, [limit])) as [
       number,
       [string, string, number, number][],

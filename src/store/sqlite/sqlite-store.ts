@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3'
 import type { ClaimedJob, JobState } from '../../core/job.js'
-import { assertQueueList } from '../../core/validate.js'
+import { assertInteger, assertQueueList } from '../../core/validate.js'
 import type {
   CancelParams,
   ClaimParams,
@@ -30,7 +30,6 @@ import type {
   WaitResult,
 } from '../store.js'
 import {
-  assertPositiveInteger,
   checkClaimParams,
   checkCancelParams,
   checkListJobsParams,
@@ -219,7 +218,7 @@ export class SqliteStore implements Store {
   async renew({ leases, leaseMs, delivered, now }: RenewParams): Promise<SettleResult[]> {
     this.assertOpen('renew')
     if (delivered === true) throw deliveryRefused(this.kind, 'delivered')
-    assertPositiveInteger(leaseMs, 'leaseMs')
+    assertInteger(leaseMs, 'leaseMs', { min: 1 })
     if (leases.length === 0) return []
     const renew = this.connection.statement('renew')
     return this.connection.write((lockedAt) => {
@@ -260,7 +259,7 @@ export class SqliteStore implements Store {
     clampLeases = false,
   }: RecoverParams = {}): Promise<RecoverResult> {
     this.assertOpen('recoverExpired')
-    assertPositiveInteger(limit, 'limit')
+    assertInteger(limit, 'limit', { min: 1 })
     const result: RecoverResult = { retried: [], dead: [], clamped: 0 }
     // Without leases given: those expired now, found by a read first, so the usual answer (none)
     // takes no write lock. Clamped leases were not expired, so they are not among them.
@@ -300,7 +299,7 @@ export class SqliteStore implements Store {
     limit = RECOVER_LIMIT_DEFAULT,
   }: FindExpiredLeasesParams = {}): Promise<FindExpiredLeasesResult> {
     this.assertOpen('findExpiredLeases')
-    assertPositiveInteger(limit, 'limit')
+    assertInteger(limit, 'limit', { min: 1 })
     const at = now ?? Date.now()
     return this.connection.read(() => ({
       now: at,
