@@ -14,6 +14,7 @@ import {
   type PoolExecutorOptions,
 } from '../../src/index.js'
 import { unknownOption } from '../support/unknown-option.js'
+import { throwsValidation } from '../support/validation.js'
 import { POOL_HANDLERS } from './pool-helpers.js'
 
 const POOL_KEYS = ['size', 'maxJobsPerChild', 'maxRssBytes', 'maxHeapMb', 'killGraceMs', 'startTimeoutMs']
@@ -47,5 +48,17 @@ test('createExecutor refuses a misspelt pool option whatever the strategy, inlin
       unknownOption('sise', 'size', POOL_KEYS),
       strategy,
     )
+  }
+})
+
+test('every pool strategy refuses a heap limit that is not a whole number of MB, naming maxHeapMb', () => {
+  for (const maxHeapMb of [0, -64, 1.5, '64'] as unknown as number[]) {
+    for (const make of [
+      () => new ProcessesExecutor(POOL_HANDLERS, { maxHeapMb }),
+      () => new ThreadsExecutor(POOL_HANDLERS, { maxHeapMb }),
+      () => new ForkExecutor(POOL_HANDLERS, { maxHeapMb }),
+    ]) {
+      throwsValidation(make, 'invalid_option', 'maxHeapMb')
+    }
   }
 })

@@ -1,11 +1,7 @@
 import { assertKnownKeys } from '../../core/validate.js'
 import type { HandlerSource } from '../handler-module.js'
 import { ChildPool } from './pool/child-pool.js'
-import {
-  DEFAULT_KILL_GRACE_MS,
-  FORK_EXECUTOR_OPTION_KEYS,
-  type ForkExecutorOptions,
-} from './pool/pool-options.js'
+import { FORK_EXECUTOR_OPTION_KEYS, type ForkExecutorOptions } from './pool/pool-options.js'
 import { processSpawner } from './pool/spawn-process.js'
 
 export type { ForkExecutorOptions } from './pool/pool-options.js'
@@ -20,17 +16,10 @@ export class ForkExecutor extends ChildPool {
   constructor(handlers: HandlerSource, options: ForkExecutorOptions = {}) {
     // The pool's own check would let the two recycling options through: a child runs one job here.
     assertKnownKeys(options, FORK_EXECUTOR_OPTION_KEYS, '')
-    const heapLimitMb = options.maxHeapMb ?? null
     super(
       handlers,
       options,
-      {
-        strategy: 'fork',
-        noun: 'process',
-        spawnOnDemand: true,
-        heapLimitMb,
-        spawn: processSpawner(heapLimitMb, options.killGraceMs ?? DEFAULT_KILL_GRACE_MS),
-      },
+      { strategy: 'fork', noun: 'process', spawnOnDemand: true, spawner: processSpawner },
       { maxJobsPerChild: 1 },
     )
   }

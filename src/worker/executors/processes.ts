@@ -1,6 +1,6 @@
 import type { HandlerSource } from '../handler-module.js'
 import { ChildPool } from './pool/child-pool.js'
-import { DEFAULT_KILL_GRACE_MS, type PoolExecutorOptions } from './pool/pool-options.js'
+import type { PoolExecutorOptions } from './pool/pool-options.js'
 import { processSpawner } from './pool/spawn-process.js'
 
 export type ProcessesExecutorOptions = PoolExecutorOptions
@@ -13,13 +13,11 @@ export type ProcessesExecutorOptions = PoolExecutorOptions
  */
 export class ProcessesExecutor extends ChildPool {
   constructor(handlers: HandlerSource, options: ProcessesExecutorOptions = {}) {
-    const heapLimitMb = options.maxHeapMb ?? null
     super(handlers, options, {
       strategy: 'processes',
       noun: 'process',
       spawnOnDemand: false,
-      heapLimitMb,
-      spawn: processSpawner(heapLimitMb, options.killGraceMs ?? DEFAULT_KILL_GRACE_MS),
+      spawner: processSpawner,
     })
   }
 }

@@ -13,13 +13,11 @@ export type ThreadsExecutorOptions = PoolExecutorOptions
  */
 export class ThreadsExecutor extends ChildPool {
   constructor(handlers: HandlerSource, options: ThreadsExecutorOptions = {}) {
-    const heapLimitMb = options.maxHeapMb ?? null
     super(handlers, options, {
       strategy: 'threads',
       noun: 'thread',
       spawnOnDemand: false,
-      heapLimitMb,
-      spawn: threadSpawner(heapLimitMb),
+      spawner: threadSpawner,
     })
   }
 }

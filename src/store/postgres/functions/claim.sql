@@ -35,9 +35,7 @@ CREATE OR REPLACE FUNCTION :"schema".claim(
   p_queues text[], p_limit integer, p_lease_ms bigint, p_worker_id text, p_now bigint, p_token_base text,
   p_delivered boolean DEFAULT false, p_names text[] DEFAULT NULL
 ) RETURNS SETOF :"schema".jobs
-LANGUAGE plpgsql
-SET jit = off
-SET enable_seqscan = off
+LANGUAGE plpgsql SET jit = off SET enable_seqscan = off
 AS $$
 #variable_conflict use_column
 DECLARE

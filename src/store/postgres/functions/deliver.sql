@@ -29,9 +29,7 @@
 CREATE OR REPLACE FUNCTION :"schema".deliver(
   p_ready_queues text[], p_ready_count integer, p_at bigint, p_token_base text
 ) RETURNS text[]
-LANGUAGE plpgsql
-SET jit = off
-SET enable_seqscan = off
+LANGUAGE plpgsql SET jit = off SET enable_seqscan = off
 AS $$
 #variable_conflict use_column
 DECLARE

@@ -46,9 +46,7 @@ CREATE OR REPLACE FUNCTION :"schema".enqueue_batch(
   p_delay_ms bigint[], p_max_attempts integer[], p_timeout_ms integer[], p_unique_key text[], p_now bigint,
   p_delivery_token_base text
 ) RETURNS TABLE (id bigint, created boolean)
-LANGUAGE plpgsql
-SET jit = off
-SET enable_seqscan = off
+LANGUAGE plpgsql SET jit = off SET enable_seqscan = off
 AS $$
 #variable_conflict use_column
 DECLARE

@@ -15,9 +15,7 @@
 CREATE OR REPLACE FUNCTION :"schema".recover_expired(
   p_now bigint, p_limit integer, p_id bigint[], p_lease_token text[], p_lease_expires_at bigint[]
 ) RETURNS TABLE (id bigint, state text)
-LANGUAGE plpgsql
-SET jit = off
-SET enable_seqscan = off
+LANGUAGE plpgsql SET jit = off SET enable_seqscan = off
 AS $$
 #variable_conflict use_column
 DECLARE

@@ -21,10 +21,7 @@
 CREATE OR REPLACE FUNCTION :"schema".renew(
   p_id bigint[], p_lease_token text[], p_lease_ms bigint, p_now bigint, p_delivered boolean DEFAULT false
 ) RETURNS TABLE (ord integer, result text)
-LANGUAGE plpgsql
-SET jit = off
-SET lock_timeout = '5s'
-SET enable_seqscan = off
+LANGUAGE plpgsql SET jit = off SET lock_timeout = '5s' SET enable_seqscan = off
 AS $$
 #variable_conflict use_column
 DECLARE

@@ -14,9 +14,7 @@ CREATE OR REPLACE FUNCTION :"schema".settle_and_claim(
   p_queues text[], p_limit integer, p_lease_ms bigint, p_worker_id text, p_now bigint, p_token_base text,
   p_names text[] DEFAULT NULL
 ) RETURNS TABLE (lost integer[], locked integer[], job :"schema".jobs)
-LANGUAGE plpgsql
-SET lock_timeout = '5s'
-SET enable_seqscan = off
+LANGUAGE plpgsql SET lock_timeout = '5s' SET enable_seqscan = off
 AS $$
 DECLARE
   lost_items integer[];

@@ -18,10 +18,7 @@ CREATE OR REPLACE FUNCTION :"schema".settle(
   p_id bigint[], p_lease_token text[], p_kind text[], p_run_at bigint[], p_error text[], p_result text[],
   p_now bigint, OUT lost integer[], OUT locked integer[]
 )
-LANGUAGE plpgsql
-SET jit = off
-SET lock_timeout = '5s'
-SET enable_seqscan = off
+LANGUAGE plpgsql SET jit = off SET lock_timeout = '5s' SET enable_seqscan = off
 AS $$
 #variable_conflict use_column
 DECLARE

@@ -18,9 +18,7 @@ CREATE OR REPLACE FUNCTION :"schema".wait_for_work(
   p_lock_key bigint, p_names text[] DEFAULT NULL, OUT ready text[], OUT next_run_at bigint, OUT server_now bigint,
   OUT stop_at bigint, OUT registered boolean
 )
-LANGUAGE plpgsql
-SET jit = off
-SET enable_seqscan = off
+LANGUAGE plpgsql SET jit = off SET enable_seqscan = off
 AS $$
 #variable_conflict use_column
 BEGIN

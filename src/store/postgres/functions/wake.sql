@@ -18,8 +18,7 @@
 -- Relies on: the waiters table (small, UNLOGGED), rows locked FOR UPDATE SKIP LOCKED.
 -- Settings: enable_seqscan = off (README.md).
 CREATE OR REPLACE FUNCTION :"schema".wake(p_ready text[], p_due_queues text[], p_due_at bigint[]) RETURNS void
-LANGUAGE plpgsql
-SET enable_seqscan = off
+LANGUAGE plpgsql SET enable_seqscan = off
 AS $$
 #variable_conflict use_column
 DECLARE

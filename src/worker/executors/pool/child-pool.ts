@@ -7,16 +7,15 @@ import { appendToTail } from '../child/stderr-tail.js'
 import type { ChildExitDetail, Execution, ExecutionOutcome, Executor } from '../executor.js'
 import type { ChildExit, ChildSpawner } from './child-handle.js'
 import { PoolChild, type Attempt, type Waiting } from './pool-child.js'
-import { poolSettings, type PoolExecutorOptions } from './pool-options.js'
+import { poolSettings, type PoolExecutorOptions, type PoolSettings } from './pool-options.js'
 
 export interface ChildPoolConfig {
   strategy: 'threads' | 'processes' | 'fork'
   noun: 'process' | 'thread'
-  spawn: ChildSpawner
+  /** Makes the function that starts one child, from the checked options (heap limit, kill grace). */
+  spawner: (settings: PoolSettings) => ChildSpawner
   /** Spawn children only when jobs wait for one (fork), instead of keeping the pool full. */
   spawnOnDemand: boolean
-  /** The heap limit the spawner applies, for the out-of-memory message. */
-  heapLimitMb: number | null
 }
 
 const RESPAWN_BACKOFF = { baseMs: 100, maxMs: 5000 }
@@ -30,6 +29,9 @@ const RESPAWN_BACKOFF = { baseMs: 100, maxMs: 5000 }
 export class ChildPool implements Executor {
   readonly strategy: 'threads' | 'processes' | 'fork'
   private readonly config: ChildPoolConfig
+  private readonly spawnChild: ChildSpawner
+  /** For the out-of-memory message. */
+  private readonly heapLimitMb: number | null
   private readonly handlersUrl: string
   private readonly size: number
   /**
@@ -64,6 +66,8 @@ export class ChildPool implements Executor {
     const settings = poolSettings(options, '')
     this.strategy = config.strategy
     this.config = config
+    this.spawnChild = config.spawner(settings)
+    this.heapLimitMb = settings.heapLimitMb
     this.handlersUrl = handlerModuleUrl(source, config.strategy)
     this.size = settings.size
     this.maxJobsPerChild = fixed.maxJobsPerChild ?? settings.maxJobsPerChild
@@ -147,7 +151,7 @@ export class ChildPool implements Executor {
 
   private spawn(): void {
     const child = new PoolChild({
-      spawn: this.config.spawn,
+      spawn: this.spawnChild,
       handlersUrl: this.handlersUrl,
       reportMemory: this.maxMemoryBytes !== null,
       startTimeoutMs: this.startTimeoutMs,
@@ -347,7 +351,7 @@ export class ChildPool implements Executor {
       exit.outOfMemory || /JavaScript heap out of memory|Reached heap limit/.test(stderrTail)
     let message: string
     if (outOfMemory) {
-      const limit = this.config.heapLimitMb === null ? "Node's default" : `${this.config.heapLimitMb} MB`
+      const limit = this.heapLimitMb === null ? "Node's default" : `${this.heapLimitMb} MB`
       message = `the ${noun} running the job ran out of memory (heap limit ${limit})`
     } else if (exit.terminated === true) {
       message = `the ${noun} running the job was terminated`

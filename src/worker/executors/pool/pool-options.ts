@@ -68,7 +68,7 @@ export const FORK_EXECUTOR_OPTION_KEYS = optionKeys<ForkExecutorOptions>({
  * 1,000 jobs kept every child cold; every 10,000 makes the warm-up a tenth of its life.
  */
 const DEFAULT_MAX_JOBS_PER_CHILD = 10_000
-export const DEFAULT_KILL_GRACE_MS = 2000
+const DEFAULT_KILL_GRACE_MS = 2000
 const DEFAULT_START_TIMEOUT_MS = 30_000
 
 /** Pool options checked, with their defaults filled in. */
@@ -76,6 +76,8 @@ export interface PoolSettings {
   size: number
   maxJobsPerChild: number | null
   maxMemoryBytes: number | null
+  /** The heap limit a child is started with (`maxHeapMb`); null: Node's default. */
+  heapLimitMb: number | null
   killGraceMs: number
   startTimeoutMs: number
   stdout: NodeJS.WritableStream
@@ -104,6 +106,7 @@ export function poolSettings(
     maxJobsPerChild:
       maxJobs === null ? null : count(maxJobs ?? DEFAULT_MAX_JOBS_PER_CHILD, 'maxJobsPerChild'),
     maxMemoryBytes: options.maxRssBytes == null ? null : count(options.maxRssBytes, 'maxRssBytes'),
+    heapLimitMb: options.maxHeapMb == null ? null : count(options.maxHeapMb, 'maxHeapMb'),
     killGraceMs: count(options.killGraceMs ?? DEFAULT_KILL_GRACE_MS, 'killGraceMs'),
     startTimeoutMs: count(options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS, 'startTimeoutMs'),
     stdout: options.stdout ?? process.stdout,

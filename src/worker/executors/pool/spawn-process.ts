@@ -3,12 +3,13 @@ import { fileURLToPath } from 'node:url'
 import type { ChildMessage } from '../child/protocol.js'
 import type { ChildEvents, ChildHandle, ChildSpawner } from './child-handle.js'
 import { forEachLine } from './for-each-line.js'
+import type { PoolSettings } from './pool-options.js'
 
 /**
  * Starts the children of the processes and fork strategies: `node` on the child entry
  * (child/process-entry.ts), with `--max-old-space-size` when there is a heap limit.
  */
-export function processSpawner(heapLimitMb: number | null, killGraceMs: number): ChildSpawner {
+export function processSpawner({ heapLimitMb, killGraceMs }: PoolSettings): ChildSpawner {
   const { entry, execArgv } = childEntry(heapLimitMb)
   // Found when the first child starts, not when the executor is made: the check runs a process.
   let command: ChildCommand | null = null

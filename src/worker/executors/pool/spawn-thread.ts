@@ -2,12 +2,13 @@ import { Worker } from 'node:worker_threads'
 import type { ChildMessage } from '../child/protocol.js'
 import type { ChildEvents, ChildHandle, ChildSpawner } from './child-handle.js'
 import { forEachLine } from './for-each-line.js'
+import type { PoolSettings } from './pool-options.js'
 
 /**
  * Starts the children of the threads strategy: worker threads on the child entry
  * (child/thread-entry.ts), with `resourceLimits` when there is a heap limit.
  */
-export function threadSpawner(heapLimitMb: number | null): ChildSpawner {
+export function threadSpawner({ heapLimitMb }: PoolSettings): ChildSpawner {
   return (events) => spawnThread(heapLimitMb, events)
 }
 
