@@ -39,6 +39,11 @@ export {
   type ExecutionStrategy,
 } from './worker/executors/create-executor.js'
 export type { PoolExecutorOptions } from './worker/executors/pool/pool-options.js'
-export { ThreadsExecutor, type ThreadsExecutorOptions } from './worker/executors/threads.js'
-export { ProcessesExecutor, type ProcessesExecutorOptions } from './worker/executors/processes.js'
-export { ForkExecutor, type ForkExecutorOptions } from './worker/executors/fork.js'
+export {
+  ForkExecutor,
+  ProcessesExecutor,
+  ThreadsExecutor,
+  type ForkExecutorOptions,
+  type ProcessesExecutorOptions,
+  type ThreadsExecutorOptions,
+} from './worker/executors/pool-executors.js'

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { ValidationError } from '../../src/core/errors.js'
-import { ForkExecutor } from '../../src/worker/executors/fork.js'
-import { ProcessesExecutor } from '../../src/worker/executors/processes.js'
+import { ForkExecutor, ProcessesExecutor } from '../../src/worker/executors/pool-executors.js'
 import { BROKEN_HANDLERS, capture, completedResult, POOL_HANDLERS, runJob } from './pool-helpers.js'
 import { isAlive } from '../support/processes.js'
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { ThreadsExecutor } from '../../src/worker/executors/threads.js'
+import { ThreadsExecutor } from '../../src/worker/executors/pool-executors.js'
 import { BROKEN_HANDLERS, capture, completedResult, POOL_HANDLERS, runJob } from './pool-helpers.js'
 
 const quiet = () => ({ stdout: capture().stream, stderr: capture().stream })

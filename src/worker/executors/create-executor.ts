@@ -3,10 +3,8 @@ import { assertKnownKeys } from '../../core/validate.js'
 import type { HandlerSource } from '../handler-module.js'
 import { POOL_EXECUTOR_OPTION_KEYS, type PoolExecutorOptions } from './pool/pool-options.js'
 import type { Executor } from './executor.js'
-import { ForkExecutor } from './fork.js'
+import { ForkExecutor, ProcessesExecutor, ThreadsExecutor } from './pool-executors.js'
 import { InlineExecutor } from './inline.js'
-import { ProcessesExecutor } from './processes.js'
-import { ThreadsExecutor } from './threads.js'
 
 export type ExecutionStrategy = Executor['strategy']
 
