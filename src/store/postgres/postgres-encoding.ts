@@ -1,67 +1,18 @@
 /**
- * PostgreSQL's rows and parameters, to and from Ferry's jobs: the jobs table's row as pg returns
- * it (bigints as text), the array parameters of enqueue and settle (one element per job or
+ * PostgreSQL's parameters and its delivery's rows, to and from Ferry's jobs (the jobs table's row
+ * itself is read by kernel/jobs.ts): the array parameters of enqueue and settle (one element per job or
  * settlement, so a whole batch is one statement), and a delivery's notification payload.
  */
-import type { ClaimedJob, Job, JobError, JobState, NewJob } from '../../core/job.js'
+import type { NewJob } from '../../core/job.js'
 import type { Settlement } from '../../core/outcome.js'
 import type { Delivery } from '../kernel/delivery.js'
 import { jobIdCheck } from '../kernel/job-ids.js'
-import { toClaimedJob } from '../kernel/jobs.js'
+import { toClaimedRow, type JobRow } from '../kernel/jobs.js'
 import { foldResults } from '../kernel/settlements.js'
 import type { SettleResult } from '../store.js'
 
 /** bigint, kept to 18 digits so that every id that passes is one the column can hold. */
 export const isJobId = jobIdCheck(18)
-
-export interface JobRow {
-  id: string
-  queue: string
-  name: string
-  payload: string
-  state: JobState
-  priority: number
-  run_at: string
-  attempts: number
-  max_attempts: number
-  timeout_ms: number | null
-  unique_key: string | null
-  lease_token: string | null
-  lease_expires_at: string | null
-  worker_id: string | null
-  last_error: string | null
-  result: string | null
-  created_at: string
-  updated_at: string
-  finished_at: string | null
-}
-
-export function toJob(row: JobRow): Job {
-  return {
-    id: row.id,
-    queue: row.queue,
-    name: row.name,
-    payload: JSON.parse(row.payload) as unknown,
-    state: row.state,
-    priority: row.priority,
-    runAt: Number(row.run_at),
-    attempts: row.attempts,
-    maxAttempts: row.max_attempts,
-    timeoutMs: row.timeout_ms,
-    uniqueKey: row.unique_key,
-    lastError: row.last_error === null ? null : (JSON.parse(row.last_error) as JobError),
-    result: row.result === null ? null : (JSON.parse(row.result) as unknown),
-    workerId: row.worker_id,
-    leaseExpiresAt: row.lease_expires_at === null ? null : Number(row.lease_expires_at),
-    createdAt: Number(row.created_at),
-    updatedAt: Number(row.updated_at),
-    finishedAt: row.finished_at === null ? null : Number(row.finished_at),
-  }
-}
-
-export function toClaimedRow(row: JobRow): ClaimedJob {
-  return toClaimedJob(toJob(row), row.lease_token!)
-}
 
 /**
  * enqueue's array parameters, one element per job, in the order of functions/enqueue.sql; the
@@ -248,8 +199,8 @@ const DELIVERED_COLUMNS = [
   'finished_at',
 ] as const satisfies readonly (keyof JobRow)[]
 
-function deliveredRow(columns: readonly unknown[]): JobRow {
+function deliveredRow(columns: readonly unknown[]): JobRow<string> {
   const row: Record<string, unknown> = {}
   DELIVERED_COLUMNS.forEach((name, i) => (row[name] = columns[i] ?? null))
-  return row as unknown as JobRow
+  return row as unknown as JobRow<string>
 }

@@ -43,6 +43,7 @@ import { assertInteger } from '../../core/validate.js'
 import { assertOpen } from '../kernel/assert-open.js'
 import { cancelledError } from '../kernel/cancel.js'
 import { compareIds } from '../kernel/job-ids.js'
+import { type JobRow, toClaimedRow, toJob } from '../kernel/jobs.js'
 import { newLeaseTokenBase } from '../kernel/lease-tokens.js'
 import { purgeInChunks } from '../kernel/purge.js'
 import { checkSettlements } from '../kernel/settlements.js'
@@ -52,12 +53,9 @@ import {
   binaryTextArray,
   enqueueArrays,
   isJobId,
-  type JobRow,
   readyQueuesOf,
   settlementArrays,
   settleResults,
-  toClaimedRow,
-  toJob,
 } from './postgres-encoding.js'
 import { PostgresSchema, quoteIdent } from './postgres-migrations.js'
 import { PostgresPool, type SqlName } from './postgres-pool.js'
@@ -207,7 +205,7 @@ export class PostgresStore implements Store {
     this.assertOpen('claim')
     checkClaimParams(params)
     const { queues, names, limit, leaseMs, workerId, now } = params
-    const rows = await this.db.query<JobRow>(
+    const rows = await this.db.query<JobRow<string>>(
       this.texts.claim,
       [queues, limit, leaseMs, workerId, now ?? null, newLeaseTokenBase(), names ?? null],
       'claim',
@@ -229,7 +227,7 @@ export class PostgresStore implements Store {
     }
     checkClaimParams(claim)
     checkSettlements(settlements)
-    const rows = await this.db.query<JobRow & { lost: number[]; locked: number[] }>(
+    const rows = await this.db.query<JobRow<string> & { lost: number[]; locked: number[] }>(
       this.texts['settle-with-claim'],
       [
         ...settlementArrays(settlements),
@@ -356,7 +354,7 @@ export class PostgresStore implements Store {
     const checked = checkListJobsParams(params, isJobId)
     if (checked.ids !== undefined) {
       if (checked.ids.length === 0) return { jobs: [], nextCursor: null }
-      const rows = await this.db.query<JobRow>(this.texts['list-jobs-ids'], [checked.ids])
+      const rows = await this.db.query<JobRow<string>>(this.texts['list-jobs-ids'], [checked.ids])
       const byId = new Map(rows.map((row) => [row.id, row]))
       return {
         jobs: checked.ids.flatMap((id) => {
@@ -367,7 +365,7 @@ export class PostgresStore implements Store {
       }
     }
     const { state, queue, limit, cursor } = checked
-    const rows = await this.db.query<JobRow>(this.texts['list-jobs'], [
+    const rows = await this.db.query<JobRow<string>>(this.texts['list-jobs'], [
       state ?? null,
       queue ?? null,
       cursor ?? null,

@@ -12,9 +12,10 @@ import type { ClaimedJob } from '../../core/job.js'
 import type { Settlement } from '../../core/outcome.js'
 
 import { Deliveries, type DeliveryBackend, type DeliveryWaiter } from '../kernel/delivery.js'
+import { type JobRow, toClaimedRow } from '../kernel/jobs.js'
 import type { WaitParams, WaitResult } from '../store.js'
 import { WakeHub } from '../wake-hub.js'
-import { type JobRow, settlementArrays, toClaimedRow } from './postgres-encoding.js'
+import { settlementArrays } from './postgres-encoding.js'
 import { PostgresListener } from './postgres-listener.js'
 import type { PostgresPool } from './postgres-pool.js'
 
@@ -117,7 +118,7 @@ export class PostgresWaiting implements DeliveryBackend {
 
   async readDelivered(ids: readonly string[]): Promise<ClaimedJob[]> {
     // Unnamed: rare, and so planned for the table as it is (see findExpiredLeases).
-    const rows = await this.db.query<JobRow>(this.db.texts['wait-for-work-delivered'], [ids])
+    const rows = await this.db.query<JobRow<string>>(this.db.texts['wait-for-work-delivered'], [ids])
     return rows.map(toClaimedRow)
   }
 

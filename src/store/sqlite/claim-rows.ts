@@ -7,7 +7,7 @@
  */
 import type { ClaimParams } from '../store.js'
 import { newLeaseTokenBase } from '../kernel/lease-tokens.js'
-import type { JobRow } from './job-rows.js'
+import type { JobRow } from '../kernel/jobs.js'
 import type { SqliteConnection } from './sqlite-connection.js'
 
 /** The rows leased, in claim order. */
@@ -15,7 +15,7 @@ export function claimRows(
   connection: SqliteConnection,
   { queues, names, limit, leaseMs, workerId }: ClaimParams,
   at: number,
-): JobRow[] {
+): JobRow<number>[] {
   connection.statement('claim-promote-due').run({ now: at })
   const nextIds = connection.statement('claim-next').pluck()
   const ids: number[] = []
@@ -35,7 +35,7 @@ export function claimRows(
     lease_expires_at: at + leaseMs,
     worker_id: workerId,
     now: at,
-  }) as JobRow[]
+  }) as JobRow<number>[]
   // RETURNING gives no order: restore the claim order.
   const position = new Map(ids.map((id, i) => [id, i]))
   return leased.sort((a, b) => position.get(a.id)! - position.get(b.id)!)

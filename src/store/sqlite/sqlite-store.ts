@@ -51,7 +51,7 @@ import { purgeInChunks } from '../kernel/purge.js'
 import { checkSettlements } from '../kernel/settlements.js'
 import { foldStats } from '../kernel/stats.js'
 import { claimRows } from './claim-rows.js'
-import { type JobRow, toClaimedRow, toJob } from './job-rows.js'
+import { type JobRow, toClaimedRow, toJob } from '../kernel/jobs.js'
 import { settleRows } from './settle-rows.js'
 import { SqliteConnection } from './sqlite-connection.js'
 import { SqliteFileWatch } from './sqlite-file-watch.js'
@@ -73,7 +73,7 @@ const isJobId = jobIdCheck(19)
  *
  * This class wires the parts to the Store contract: the connection and its transactions
  * (sqlite-connection.ts, over the file of sqlite-file.ts), the claim's and the settle's
- * transaction bodies (claim-rows.ts, settle-rows.ts), rows and jobs (job-rows.ts), the
+ * transaction bodies (claim-rows.ts, settle-rows.ts), rows and jobs (kernel/jobs.ts), the
  * migrations (sqlite-migrations.ts), and the wake-ups: the WakeHub within this process,
  * the file watch across processes (sqlite-file-watch.ts).
  */
@@ -332,7 +332,7 @@ export class SqliteStore implements Store {
     if (checked.ids !== undefined) {
       const getJob = this.connection.statement('list-jobs-ids')
       const rows = this.connection.read(() =>
-        checked.ids.map((id) => getJob.get({ id }) as JobRow | undefined),
+        checked.ids.map((id) => getJob.get({ id }) as JobRow<number> | undefined),
       )
       return { jobs: rows.flatMap((row) => (row === undefined ? [] : [toJob(row)])), nextCursor: null }
     }
@@ -344,7 +344,7 @@ export class SqliteStore implements Store {
           queue: queue ?? null,
           before_id: cursor ?? null,
           limit: limit + 1,
-        }) as JobRow[],
+        }) as JobRow<number>[],
     )
     const more = rows.length > limit
     const page = more ? rows.slice(0, limit) : rows
