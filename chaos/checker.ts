@@ -289,7 +289,8 @@ export function checkChaosRun(dir: string): CheckResult {
       }
     }
   }
-  if (afterKill + afterFreeze > (workerKills + freezes) * meta.concurrency) {
+  // Histories from before mostLeased was recorded ran without prefetch: concurrency was the most.
+  if (afterKill + afterFreeze > (workerKills + freezes) * (meta.mostLeased ?? meta.concurrency)) {
     violations.add(
       'duplicate',
       `${afterKill + afterFreeze} duplicates from ${workerKills} kills and ${freezes} freezes`,

@@ -2,12 +2,15 @@
  * The shape of a chaos run (docs/reliability.md): the numbers the supervisor, the processes and
  * the checker share.
  */
+import type { PrefetchSetting } from '../src/worker/prefetch.js'
 import { deriveSeed, Random } from './random.js'
 
 export const QUEUES = ['critical', 'default', 'bulk'] as const
 export const PRODUCER_COUNT = 3
 export const WORKER_COUNT = 4
 export const WORKER_CONCURRENCY = 4
+/** The workers' prefetch: the default, as users run it. */
+export const WORKER_PREFETCH: PrefetchSetting = 'auto'
 /** Short, so recovery happens many times in a run; renewed every third of it. */
 export const LEASE_MS = 1000
 /** How often each worker sweeps for expired leases. */

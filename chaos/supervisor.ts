@@ -17,8 +17,10 @@ import {
   QUEUES,
   RECOVER_INTERVAL_MS,
   WORKER_CONCURRENCY,
+  WORKER_PREFETCH,
   WORKER_COUNT,
 } from './config.js'
+import { mostLeasedJobs } from '../src/worker/prefetch.js'
 import { buildProcessScripts } from './build.js'
 import { History } from './history.js'
 import { Random } from './random.js'
@@ -67,6 +69,8 @@ export interface ChaosMeta {
   producers: number
   workers: number
   concurrency: number
+  /** The most jobs one worker holds leases on (mostLeasedJobs): what one kill or freeze may run again. */
+  mostLeased?: number
   startedAt: number
   faultsEndedAt: number
   drainedAt: number
@@ -282,6 +286,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosMeta> {
     producers: PRODUCER_COUNT,
     workers: WORKER_COUNT,
     concurrency: WORKER_CONCURRENCY,
+    mostLeased: mostLeasedJobs(WORKER_CONCURRENCY, WORKER_PREFETCH),
     startedAt,
     faultsEndedAt,
     drainedAt,

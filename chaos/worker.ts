@@ -9,7 +9,7 @@
 import { parseArgs } from 'node:util'
 
 import { openStore, Worker } from '../src/index.js'
-import { LEASE_MS, QUEUES, RECOVER_INTERVAL_MS, WORKER_CONCURRENCY } from './config.js'
+import { LEASE_MS, QUEUES, RECOVER_INTERVAL_MS, WORKER_CONCURRENCY, WORKER_PREFETCH } from './config.js'
 import { History } from './history.js'
 import { recordingStore, type WorkerRecord } from './recording-store.js'
 
@@ -34,6 +34,7 @@ const worker = new Worker({
   handlers,
   queues: [...QUEUES],
   concurrency: WORKER_CONCURRENCY,
+  prefetch: WORKER_PREFETCH,
   leaseMs: LEASE_MS,
   recoverIntervalMs: RECOVER_INTERVAL_MS,
   workerId: `${name}:${process.pid}`,

@@ -1,5 +1,6 @@
 import type { Client, JobSpec } from '../../src/client/client.js'
 import type { Store } from '../../src/store/store.js'
+import type { PrefetchSetting } from '../../src/worker/prefetch.js'
 import { Worker } from '../../src/worker/worker.js'
 import { secondsSince } from './stats.js'
 
@@ -28,7 +29,7 @@ export async function enqueueNoops(client: Client, size: number): Promise<void> 
 export async function timeNoopWorker(
   store: Store,
   size: number,
-  { concurrency, prefetch = 0 }: { concurrency: number; prefetch?: number },
+  { concurrency, prefetch = 0 }: { concurrency: number; prefetch?: PrefetchSetting },
 ): Promise<number> {
   const worker = new Worker({
     store,

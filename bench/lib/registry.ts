@@ -15,6 +15,11 @@ import { postgresClaimScenario } from '../scenarios/postgres-claim.js'
 import { postgresEnqueueScenario } from '../scenarios/postgres-enqueue.js'
 import { postgresIdleCpuScenario } from '../scenarios/postgres-idle-cpu.js'
 import { postgresPlansScenario } from '../scenarios/postgres-plans.js'
+import {
+  postgresPrefetchDefaultScenario,
+  prefetchDefaultScenario,
+  redisPrefetchDefaultScenario,
+} from '../scenarios/prefetch-default.js'
 import { postgresThroughputScenario } from '../scenarios/postgres-throughput.js'
 import { postgresWakeScenario } from '../scenarios/postgres-wake.js'
 import { redisClaimScenario } from '../scenarios/redis-claim.js'
@@ -39,12 +44,14 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   enqueueLongLineScenario,
   claimLatencyScenario,
   workerThroughputScenario,
+  prefetchDefaultScenario,
   idleCpuScenario,
   wakeLatencyScenario,
   strategyOverheadScenario,
   supervisorCpuScenario,
   postgresEnqueueScenario,
   postgresThroughputScenario,
+  postgresPrefetchDefaultScenario,
   postgresWakeScenario,
   postgresClaimScenario,
   postgresIdleCpuScenario,
@@ -54,6 +61,7 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   postgresChurnIdleScenario,
   redisEnqueueScenario,
   redisThroughputScenario,
+  redisPrefetchDefaultScenario,
   redisClaimScenario,
   redisWakeScenario,
   redisMemoryScenario,

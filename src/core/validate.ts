@@ -250,6 +250,8 @@ function assertUniqueKey(value: unknown, field: string): void {
 export interface IntegerRange {
   min?: number
   max?: number
+  /** A word the option also takes instead of a number, for the message: "must be 'auto' or …". */
+  orWord?: string
 }
 
 type IntegerCode = 'invalid_option' | 'invalid_priority' | 'invalid_max_attempts' | 'invalid_timeout'
@@ -288,7 +290,11 @@ function isIntegerIn(value: unknown, { min = -Infinity, max = Infinity }: Intege
 }
 
 /** 'a positive integer', 'an integer from 0 to 10000': what `range` allows, in words. */
-function integerKind({ min = -Infinity, max = Infinity }: IntegerRange): string {
+function integerKind({ orWord, ...range }: IntegerRange): string {
+  return orWord === undefined ? integerKindOf(range) : `'${orWord}' or ${integerKindOf(range)}`
+}
+
+function integerKindOf({ min = -Infinity, max = Infinity }: IntegerRange): string {
   if (max === Infinity) {
     if (min === 1) return 'a positive integer'
     if (min === 0) return 'a non-negative integer'

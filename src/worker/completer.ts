@@ -24,8 +24,11 @@ export interface CompleterOptions {
   store: Store
   /** Two flushes may be in flight (a worker with prefetch runs jobs while the last ones are written). */
   maxInFlight: number
-  /** Asked as each flush leaves: the claim to carry with it, or null. */
-  claimToCarry: () => CarriedClaim | null
+  /**
+   * Asked as each flush leaves: the claim to carry with it, or null. `othersSettling`: jobs whose
+   * outcome is on its way in other flushes (this flush's own commit before its claim).
+   */
+  claimToCarry: (othersSettling: number) => CarriedClaim | null
   locks: LockedRows
   /** A store call failed (each try of a settlement that is tried again). */
   onStoreError: (error: unknown) => void
@@ -42,7 +45,7 @@ export interface CompleterOptions {
 export class Completer {
   private readonly store: Store
   private readonly batcher: TickBatcher<Settlement, SettleResult>
-  private readonly claimToCarry: () => CarriedClaim | null
+  private readonly claimToCarry: (othersSettling: number) => CarriedClaim | null
   private readonly locks: LockedRows
   private readonly onStoreError: (error: unknown) => void
   /** Ended, their outcome being written. */
@@ -70,6 +73,11 @@ export class Completer {
   /** The jobs whose outcome is being written: their leases must be kept until it is. */
   get jobs(): IterableIterator<ClaimedJob> {
     return this.settling.values()
+  }
+
+  /** How many jobs' outcomes are being written (or wait to be). */
+  get settlingCount(): number {
+    return this.settling.size
   }
 
   /**
@@ -134,7 +142,7 @@ export class Completer {
 
   /** One tick's settlements, with the claim the worker wants carried, in one store call. */
   private async flush(settlements: readonly Settlement[]): Promise<SettleResult[]> {
-    const claim = this.claimToCarry()
+    const claim = this.claimToCarry(this.settling.size - settlements.length)
     if (claim === null) return (await this.store.settle({ settlements })).settled
     const sentAt = performance.now()
     try {

@@ -24,6 +24,8 @@ export interface JobSlotsOptions {
   stopping: () => boolean
   /** A job's handler ended, before its slot is used again (the worker checks its memory limit). */
   onJobEnded: () => void
+  /** A job's handler ran this long (ms, from its start to its outcome): the worker's prefetch learns from it. */
+  onJobRan: (ms: number) => void
   /** A slot or a lease was freed and no held job took it: the claim loop may have room. */
   onRoom: () => void
   onStoreError: (error: unknown) => void
@@ -36,6 +38,8 @@ interface Running {
   cause: AbortCause | null
   timeoutMs: number | null
   timer: NodeJS.Timeout | null
+  /** performance.now() as the handler started. */
+  startedAt: number
 }
 
 /**
@@ -191,7 +195,14 @@ export class JobSlots {
 
   private execute(job: ClaimedJob): void {
     const timeoutMs = job.timeoutMs ?? this.options.defaultTimeoutMs
-    const entry: Running = { job, abort: new AttemptAbort(), cause: null, timeoutMs, timer: null }
+    const entry: Running = {
+      job,
+      abort: new AttemptAbort(),
+      cause: null,
+      timeoutMs,
+      timer: null,
+      startedAt: performance.now(),
+    }
     this.running.set(job.id, entry)
     this.counts.claimed++
     this.leaseKeeper.start()
@@ -220,6 +231,7 @@ export class JobSlots {
    */
   private settle(entry: Running, outcome: ExecutionOutcome): void {
     if (entry.timer !== null) clearTimeout(entry.timer)
+    this.options.onJobRan(performance.now() - entry.startedAt)
     const { job, cause: abortCause, timeoutMs } = entry
     const settlement = decideSettlement(
       { job, outcome, abortCause, timeoutMs },

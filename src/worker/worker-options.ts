@@ -17,6 +17,7 @@ import {
   type PoolExecutorOptions,
 } from './executors/pool/pool-options.js'
 import type { HandlerSource } from './handler-module.js'
+import type { PrefetchSetting } from './prefetch.js'
 
 export interface WorkerOptions {
   store: Store
@@ -29,12 +30,13 @@ export interface WorkerOptions {
   /**
    * Jobs claimed ahead and held, beyond `concurrency`, so a slot that frees up starts its next job
    * at once instead of after a store round trip, and the worker runs jobs while the store writes
-   * the last ones. Worth it for many short jobs. Held jobs are leased to this worker (renewed like
-   * running ones), so no other worker takes them meanwhile: keep it 0 for long jobs. A stopping
-   * worker gives its held jobs back, in their place in line and without using an attempt.
-   * Default 0.
+   * the last ones. Held jobs are leased to this worker (renewed like running ones), so no other
+   * worker takes them meanwhile. 'auto' (the default) holds only jobs that would start within
+   * about 20 ms, from the measured run time of the last jobs: up to `concurrency` for short jobs,
+   * none for long ones (prefetch.ts). A number holds that many whatever the jobs do; 0 never holds.
+   * A stopping worker gives its held jobs back, in their place in line and without using an attempt.
    */
-  prefetch?: number
+  prefetch?: PrefetchSetting
   /** How long a claim holds a job without renewal; renewed every third of it. Default 30 s. */
   leaseMs?: number
   /** Time limit per attempt for jobs that set none. Default: none. */
@@ -89,17 +91,17 @@ const WORKER_OPTION_KEYS = optionKeys<WorkerOptions>({
 export interface WorkerSettings {
   queues: string[]
   concurrency: number
-  prefetch: number
+  prefetch: PrefetchSetting
   leaseMs: number
 }
 
 /** Refuses worker options that are unknown or out of range, before the worker does anything. */
 export function workerSettings(options: WorkerOptions): WorkerSettings {
   assertKnownKeys(options, WORKER_OPTION_KEYS, '')
-  const { queues = ['default'], concurrency = 10, prefetch = 0, leaseMs = 30_000 } = options
+  const { queues = ['default'], concurrency = 10, prefetch = 'auto', leaseMs = 30_000 } = options
   assertQueueList(queues)
   assertInteger(concurrency, 'concurrency', { min: 1, max: 10_000 })
-  assertInteger(prefetch, 'prefetch', { min: 0, max: 10_000 })
+  if (prefetch !== 'auto') assertInteger(prefetch, 'prefetch', { min: 0, max: 10_000, orWord: 'auto' })
   assertInteger(leaseMs, 'leaseMs', { min: 1, max: MAX_TIMEOUT_MS })
   if (leaseMs < 100) throw new ValidationError('invalid_option', 'leaseMs', 'must be at least 100 ms')
   if (options.jobLimit !== undefined) assertInteger(options.jobLimit, 'jobLimit', { min: 1 })

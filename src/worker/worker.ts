@@ -9,6 +9,7 @@ import type { RecoverResult, SettleResult, Store, WakeReason } from '../store/st
 import { Completer, LockedRows, STORE_ERROR_BACKOFF_MS, type CarriedClaim } from './completer.js'
 import type { Executor } from './executors/executor.js'
 import { JobSlots } from './job-slots.js'
+import { Prefetch, type PrefetchSetting } from './prefetch.js'
 import { Recoverer } from './recoverer.js'
 import type { StopReason, WorkerCounts, WorkerEvents } from './worker-events.js'
 import { workerExecutor, workerSettings, type WorkerOptions } from './worker-options.js'
@@ -39,7 +40,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   readonly workerId: string
   readonly queues: readonly string[]
   readonly concurrency: number
-  readonly prefetch: number
+  readonly prefetch: PrefetchSetting
 
   private readonly store: Store
   private readonly executor: Executor
@@ -58,6 +59,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly completer: Completer
   private readonly slots: JobSlots
   private readonly recoverer: Recoverer
+  /** How many jobs to hold ahead of the free slots, now. */
+  private readonly jobsAhead: Prefetch
   /** Ends the loop's current wait (for capacity or a pause) when it must look again. */
   private wakeLoop: (() => void) | null = null
   private waitingForCapacity = false
@@ -85,6 +88,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.queues = queues
     this.concurrency = concurrency
     this.prefetch = prefetch
+    this.jobsAhead = new Prefetch(prefetch, concurrency)
     this.leaseMs = leaseMs
     this.workerId = options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`
     this.executor = workerExecutor(options, concurrency)
@@ -92,8 +96,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
       store,
       // With jobs held ahead, the next flush may go while one is in flight: the worker keeps
       // running jobs meanwhile, so two batches of outcomes can be on their way.
-      maxInFlight: prefetch > 0 ? 2 : 1,
-      claimToCarry: () => this.claimToCarry(),
+      maxInFlight: prefetch === 0 ? 1 : 2,
+      claimToCarry: (othersSettling) => this.claimToCarry(othersSettling),
       locks: this.lockedRows,
       onStoreError: (error) => this.storeError(error),
     })
@@ -110,6 +114,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       stopping: () => this.stopReason !== null,
       // The memory limit is checked after each job, before its slot is used again.
       onJobEnded: () => this.checkMemory(),
+      onJobRan: (ms) => this.jobsAhead.jobRan(ms),
       // Only a loop waiting for room needs waking; one waiting for work has room already.
       onRoom: () => {
         if (this.waitingForCapacity) this.interruptWait()
@@ -340,9 +345,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /**
    * The claim the completer's next flush carries: when the loop waits for room, the room these
    * jobs left is filled in the same store call (settle with a claim), one commit instead of two.
+   * The flush's own outcomes are written before its claim, so only other flushes' count.
    */
-  private claimToCarry(): CarriedClaim | null {
-    const limit = this.waitingForCapacity && this.stopReason === null ? this.claimLimit() : 0
+  private claimToCarry(othersSettling: number): CarriedClaim | null {
+    const limit = this.waitingForCapacity && this.stopReason === null ? this.claimLimit(othersSettling) : 0
     if (limit <= 0) return null
     this.claimsInFlight += limit
     return {
@@ -363,12 +369,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   /**
-   * How many jobs to claim now: the room left by running and held jobs and by claims in flight,
-   * and no more than the job limit leaves.
+   * How many jobs to claim now: the room left by running and held jobs, by claims in flight and by
+   * jobs whose outcome is still on its way (`settling`), and no more than the job limit leaves. So
+   * a worker never holds leases on more than concurrency + prefetch jobs, and a worker that dies
+   * runs again at most that many that it had started (mostLeasedJobs).
    */
-  private claimLimit(): number {
+  private claimLimit(settling = this.completer.settlingCount): number {
     const pending = this.slots.heldCount + this.claimsInFlight
-    const room = this.concurrency + this.prefetch - this.slots.busyCount - pending
+    const room = this.concurrency + this.jobsAhead.jobsAhead() - this.slots.busyCount - pending - settling
     const { jobLimit } = this.options
     return jobLimit === undefined ? room : Math.min(room, jobLimit - this.counts.claimed - pending)
   }

@@ -1,12 +1,20 @@
 /**
  * prefetch: a worker claims jobs ahead and holds them for its next free slot. It never runs more
  * than `concurrency` at once, renews the leases of the jobs it holds, counts them against its job
- * limit, and gives them back when it stops: ready again in their place, the attempt unused.
+ * limit, and gives them back when it stops: ready again in their place, the attempt unused. By
+ * default ('auto') it holds jobs only while they are short (src/worker/prefetch.test.ts has the rule).
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 
-import { createClient, ValidationError, Worker } from '../../src/index.js'
+import {
+  createClient,
+  ValidationError,
+  Worker,
+  wrapStore,
+  type Store,
+  type StoreCall,
+} from '../../src/index.js'
 import { deferred, sleep, waitFor, waitForEvent } from '../support/async.js'
 import { tempStore } from '../support/sqlite-harness.js'
 import { allJobs } from '../support/store-harness.js'
@@ -134,11 +142,64 @@ test('held jobs count against the job limit: exactly `jobLimit` jobs run, the re
   assert.deepEqual(errors, [])
 })
 
-test('a prefetch that is not a whole number from 0 to 10,000 is refused, naming prefetch', async (t) => {
+/** The store, and the most jobs any claim of the worker asked for (a claim, or one carried by settle or waitForWork). */
+function recordClaimLimits(store: Store): { store: Store; mostAsked: () => number } {
+  let most = 0
+  const limitOf = (call: StoreCall): number | undefined => {
+    if (call.method === 'claim') return call.params.limit
+    if (call.method === 'settle' || call.method === 'waitForWork') return call.params.claim?.limit
+    return undefined
+  }
+  const wrapped = wrapStore(store, {
+    around: (call) => {
+      most = Math.max(most, limitOf(call) ?? 0)
+      return call.next()
+    },
+  })
+  return { store: wrapped, mostAsked: () => most }
+}
+
+test('by default a worker running short jobs holds one job ahead per slot', async (t) => {
+  const { store: real } = await tempStore(t)
+  await createClient({ store: real }).enqueueMany(
+    Array.from({ length: 300 }, (_, n) => ({ name: 'quick', payload: { n } })),
+  )
+  const { store, mostAsked } = recordClaimLimits(real)
+
+  const { worker, errors } = createWorker(t, { store, concurrency: 2, handlers: { quick: async () => {} } })
+  assert.equal(worker.prefetch, 'auto')
+  await worker.start()
+  await waitFor(async () => (await real.stats())[0]?.completed === 300, 10_000, 'every job completed')
+
+  assert.equal(mostAsked(), 4, 'two slots and two jobs ahead')
+  assert.deepEqual(errors, [])
+})
+
+test('by default a worker running long jobs holds none ahead, leaving them to other workers', async (t) => {
+  const { store: real } = await tempStore(t)
+  await createClient({ store: real }).enqueueMany(
+    Array.from({ length: 6 }, (_, n) => ({ name: 'slow', payload: { n } })),
+  )
+  const { store, mostAsked } = recordClaimLimits(real)
+
+  const { worker, errors } = createWorker(t, {
+    store,
+    concurrency: 2,
+    handlers: { slow: async () => await sleep(100) },
+  })
+  await worker.start()
+  await waitFor(async () => (await real.stats())[0]?.active === 2, 5000, 'the first two running')
+  await waitFor(async () => (await real.stats())[0]?.completed === 6, 10_000, 'every job completed')
+
+  assert.equal(mostAsked(), 2, 'never more than its free slots')
+  assert.deepEqual(errors, [])
+})
+
+test("a prefetch that is neither 'auto' nor a whole number from 0 to 10,000 is refused, naming prefetch", async (t) => {
   const { store } = await tempStore(t)
-  for (const prefetch of [-1, 1.5, 10_001, Number.NaN]) {
+  for (const prefetch of [-1, 1.5, 10_001, Number.NaN, 'fast']) {
     assert.throws(
-      () => new Worker({ store, handlers: {}, prefetch }),
+      () => new Worker({ store, handlers: {}, prefetch: prefetch as number }),
       (error: unknown) => error instanceof ValidationError && error.field === 'prefetch',
       String(prefetch),
     )

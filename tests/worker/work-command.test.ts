@@ -72,10 +72,12 @@ for (const extra of [[], ['--concurrency', '1', '--prefetch', '3']]) {
   })
 }
 
-test('ferry work refuses a prefetch that is not a whole number from 0, in one line, exit 2', async (t) => {
+test('ferry work refuses a prefetch that is neither auto nor a whole number from 0, in one line, exit 2', async (t) => {
   const { url } = await tempStore(t)
   const exit = await runFerry(t, ['--store', url, 'work', '--handlers', SCRIPTED, '--prefetch', '-1'])
-  assertOneLineError(exit, /prefetch: must be an integer from 0 to 10000/)
+  assertOneLineError(exit, /prefetch: must be 'auto' or an integer from 0 to 10000/)
+  const typo = await runFerry(t, ['--store', url, 'work', '--handlers', SCRIPTED, '--prefetch', 'atuo'])
+  assertOneLineError(typo, /--prefetch: "atuo" is not 'auto' or an integer/)
 })
 
 test('ferry work --time-limit 1s stops after a second', async (t) => {

@@ -39,7 +39,11 @@ export function registerWork(program: Command): void {
     .requiredOption('--handlers <module>', 'module whose default export maps job names to handler functions')
     .option('--queues <a,b,c>', 'queues in strict priority order', 'default')
     .option('--concurrency <n>', 'jobs run at once', '10')
-    .option('--prefetch <n>', 'jobs claimed ahead and held for the next free slot (for many short jobs)', '0')
+    .option(
+      '--prefetch <n|auto>',
+      'jobs claimed ahead and held for the next free slot; auto: only jobs that start soon',
+      'auto',
+    )
     .option('--limit <n>', 'stop after this many jobs')
     .option('--time-limit <duration>', 'stop after running this long: 60s, 10m, 1h')
     .option('--memory-limit <size>', 'stop once resident memory passes this: 512MB')
@@ -61,7 +65,10 @@ export function registerWork(program: Command): void {
         handlers: flags.handlers,
         queues: flags.queues.split(',').map((queue) => queue.trim()),
         concurrency: parseInteger(flags.concurrency, '--concurrency'),
-        prefetch: parseInteger(flags.prefetch, '--prefetch'),
+        prefetch:
+          flags.prefetch.trim() === 'auto'
+            ? 'auto'
+            : parseInteger(flags.prefetch, '--prefetch', { orWord: 'auto' }),
         leaseMs: parseDuration(flags.lease, '--lease'),
       }
       if (flags.limit !== undefined) options.jobLimit = parseInteger(flags.limit, '--limit')
