@@ -1,7 +1,8 @@
 /**
  * The claim's transaction body, shared by claim() and settle()'s claim: due scheduled jobs become
- * ready, then the next ready ones are read queue by queue (sql/claim-next.sql, or
- * sql/claim-next-named.sql per name) and leased all at once (sql/claim.sql). It runs inside a
+ * ready, then the next ready ones are read queue by queue, name by name (sql/claim-next-named.sql;
+ * a claim without names asks for every name with ready jobs, sql/claim-ready-names.sql), merged,
+ * and leased all at once (sql/claim.sql). It runs inside a
  * write transaction of the caller's, on every busy worker's step: its statements are prepared once
  * and reused, and its cost is the jobs it takes, not the backlog.
  */
@@ -17,16 +18,12 @@ export function claimRows(
   at: number,
 ): JobRow<number>[] {
   connection.statement('claim-promote-due').run({ now: at })
-  const nextIds = connection.statement('claim-next').pluck()
   const ids: number[] = []
   for (const queue of queues) {
     const remaining = limit - ids.length
     if (remaining <= 0) break
-    const next =
-      names === undefined
-        ? (nextIds.all({ queue, limit: remaining }) as number[])
-        : nextIdsNamed(connection, queue, names, remaining)
-    for (const id of next) ids.push(id)
+    const queueNames = names ?? readyNames(connection, queue)
+    for (const id of nextIdsNamed(connection, queue, queueNames, remaining)) ids.push(id)
   }
   if (ids.length === 0) return []
   const leased = connection.statement('claim').all({
@@ -39,6 +36,18 @@ export function claimRows(
   // RETURNING gives no order: restore the claim order.
   const position = new Map(ids.map((id, i) => [id, i]))
   return leased.sort((a, b) => position.get(a.id)! - position.get(b.id)!)
+}
+
+/** The names that have ready jobs in a queue: one index seek each (a skip scan). */
+function readyNames(connection: SqliteConnection, queue: string): string[] {
+  const nextName = connection.statement('claim-ready-names').pluck()
+  const names: string[] = []
+  for (let after = ''; ;) {
+    const name = nextName.get({ queue, after }) as string | undefined
+    if (name === undefined) return names
+    names.push(name)
+    after = name
+  }
 }
 
 /**

@@ -1,4 +1,4 @@
--- claim, step 3: leases the jobs chosen by claim-next.sql (or claim-next-named.sql), all queues at
+-- claim, step 3: leases the jobs chosen by claim-next-named.sql, all queues at
 -- once. attempts counts the attempt now, so a worker that dies mid-job has used it. Each row gets
 -- its own token: the claim's random base (store/kernel/lease-tokens.ts) and the job's id.
 -- Params: :ids (JSON array of ids), :token_base, :lease_expires_at, :worker_id, :now
