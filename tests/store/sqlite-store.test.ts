@@ -3,7 +3,7 @@
  * the permissions of the files it creates, and what it does when its file is deleted or replaced.
  */
 import assert from 'node:assert/strict'
-import { mkdtempSync, renameSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdtempSync, renameSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { test } from 'node:test'
@@ -55,6 +55,31 @@ for (const durability of ['full', 'normal'] as const) {
     })
   })
 }
+
+test(
+  'a commit that makes work rings a doorbell in /dev/shm named by the database file, not the file itself; it wakes another store waiting on the file, and the last close removes it',
+  { skip: process.platform === 'linux' ? false : 'the doorbell lives in /dev/shm, on Linux' },
+  async (t) => {
+    const db = tempDatabase(t)
+    const producer = await db.open()
+    const waiter = await db.open() // as another process would
+    const { dev, ino, mode, mtimeMs } = statSync(db.path)
+    const bell = `/dev/shm/ferry-${dev}-${ino}.bell`
+
+    const waiting = waiter.waitForWork({ queues: ['default'], timeoutMs: 10_000 })
+    await producer.enqueue({ jobs: [newJob()] })
+    assert.equal((await waiting).reason, 'notified')
+    assert.ok(existsSync(bell), 'the bell exists')
+    assert.equal(statSync(bell).mode & 0o777, mode & 0o777, "with the database's permission bits")
+    // A metadata change on the database's disk would be committed with the next fsync's journal.
+    assert.equal(statSync(db.path).mtimeMs, mtimeMs, "the database file's times are untouched")
+
+    await waiter.close()
+    assert.ok(existsSync(bell), 'kept while a store has the database open')
+    await producer.close()
+    assert.ok(!existsSync(bell), 'removed by the last close')
+  },
+)
 
 test('a new database gets 8 KiB pages', async () => {
   await withStore('full', async (store) => {

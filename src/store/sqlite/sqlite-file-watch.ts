@@ -1,6 +1,15 @@
 import type Database from 'better-sqlite3'
-import { utimesSync, watch, type FSWatcher } from 'node:fs'
+import { existsSync, unlinkSync, utimesSync, watch, type FSWatcher } from 'node:fs'
 import { basename, dirname } from 'node:path'
+import { createFileWithMode, type SqliteFile } from './sqlite-file.js'
+
+/**
+ * Where doorbells live: a RAM filesystem. Touching a file's times is a metadata change, and on a
+ * journaling filesystem the next fsync commits it with the journal: a doorbell on the database's
+ * own disk made every serial durable enqueue after it wait for that (store.enqueue at 0.47× the
+ * bare insert's rate in one interleaved run, 0.87× with the bell here, 0.94× with no bell).
+ */
+const DOORBELL_DIR = '/dev/shm'
 
 /** Re-checks after a file event: the WAL is written before the commit is visible to readers. */
 const FOLLOW_UP_DELAYS_MS = [1, 4, 15, 50]
@@ -21,7 +30,13 @@ const SAFETY_NET_MAX_MS = 8000
  *
  * The writer's WAL write reaches us about 2 ms before its commit returns, before the commit is
  * visible. So a Ferry writer that made work for others rings a doorbell after its commit: it
- * touches the database file's times, an event that arrives when the commit is already visible.
+ * touches a file's times, an event that arrives when the commit is already visible. The bell is a
+ * file of its own in DOORBELL_DIR, named by the database's identity (device and inode), which
+ * every process that opened the database finds whatever its path; where there is no such
+ * directory, or the bell cannot be made, the writer touches the database file itself (its
+ * directory is watched anyway). Processes that share the database but not DOORBELL_DIR (two
+ * containers with one volume) miss each other's bells and see commits by the WAL events and their
+ * follow-up checks, within a few milliseconds.
  * A file event with no visible change (a WAL write, or a writer that is not Ferry) schedules a
  * few follow-up checks, so a commit landing just after it is seen within milliseconds, not at the
  * next safety-net tick.
@@ -42,7 +57,11 @@ export class SqliteFileWatch {
   private readonly databaseFile: string
   private readonly dir: string
   private readonly path: string
+  /** The doorbell, or null where rings touch the database file (ring()). */
+  private bell: string | null
+  private readonly bellMode: number
   private watcher: FSWatcher | null = null
+  private bellWatcher: FSWatcher | null = null
   private safetyNet: NodeJS.Timeout | null = null
   private safetyNetMs = SAFETY_NET_MIN_MS
   /** Set once the safety net caught a commit that no file event announced. */
@@ -55,10 +74,16 @@ export class SqliteFileWatch {
   constructor(
     db: Database.Database,
     path: string,
+    file: SqliteFile,
     private readonly events: SqliteFileWatchEvents,
   ) {
     this.dataVersion = db.prepare('PRAGMA data_version').pluck()
     this.path = path
+    this.bell =
+      process.platform === 'linux' && existsSync(DOORBELL_DIR)
+        ? `${DOORBELL_DIR}/ferry-${file.identity}.bell`
+        : null
+    this.bellMode = file.mode
     this.dir = dirname(path)
     this.databaseFile = basename(path)
     this.files = new Set([this.databaseFile, `${this.databaseFile}-wal`])
@@ -81,6 +106,7 @@ export class SqliteFileWatch {
         // No file events here (inotify limits, an unusual filesystem): the safety net must do.
         this.eventsUnreliable = true
       }
+      this.watchBell()
       this.safetyNetMs = SAFETY_NET_MIN_MS
       this.armSafetyNet()
     } else if (!active) {
@@ -104,8 +130,12 @@ export class SqliteFileWatch {
 
   /** After a commit that made work for others: wakes their waits now that the commit is visible. */
   ring(): void {
+    const now = new Date()
+    if (this.bell !== null && (touched(this.bell, now) || (this.makeBell() && touched(this.bell, now))))
+      return
+    // No bell here, or one this process may not touch (another user's): ring the database file.
+    this.bell = null
     try {
-      const now = new Date()
       utimesSync(this.path, now, now)
     } catch {
       // The safety net still sees the commit; a missing bell only costs latency.
@@ -114,6 +144,20 @@ export class SqliteFileWatch {
 
   close(): void {
     this.setActive(false)
+  }
+
+  /**
+   * Once the connection is closed: removes the doorbell if no process has the database open any
+   * more, which SQLite's last close tells by removing the WAL. One that opens it later makes the
+   * bell again with its first ring.
+   */
+  removeBellIfUnused(): void {
+    if (this.bell === null || existsSync(`${this.path}-wal`)) return
+    try {
+      unlinkSync(this.bell)
+    } catch {
+      // Gone already, or another user's.
+    }
   }
 
   private armSafetyNet(): void {
@@ -147,6 +191,38 @@ export class SqliteFileWatch {
   private stopWatcher(): void {
     this.watcher?.close()
     this.watcher = null
+    this.bellWatcher?.close()
+    this.bellWatcher = null
+  }
+
+  /** Listens to the doorbell too, made first if no writer has rung it yet. */
+  private watchBell(): void {
+    if (this.bell === null || (!existsSync(this.bell) && !this.makeBell())) return
+    try {
+      this.bellWatcher = watch(this.bell, { persistent: true }, () => this.check())
+      // Gone (removed with /dev/shm's contents): the directory's events and the safety net remain.
+      this.bellWatcher.on('error', () => {
+        this.bellWatcher?.close()
+        this.bellWatcher = null
+      })
+    } catch {
+      this.bellWatcher = null
+    }
+  }
+
+  /**
+   * Makes the doorbell with the database's permission bits, so every process that can write the
+   * database can ring it. False, for good, where it cannot be made: rings touch the database file.
+   */
+  private makeBell(): boolean {
+    if (this.bell === null) return false
+    try {
+      createFileWithMode(this.bell, this.bellMode)
+      return true
+    } catch {
+      this.bell = null
+      return false
+    }
   }
 
   private readVersion(): number {
@@ -155,5 +231,15 @@ export class SqliteFileWatch {
     } catch {
       return -1 // the database is closing
     }
+  }
+}
+
+/** Sets a file's times to now; false if it cannot (missing, or not this process's to touch). */
+function touched(path: string, now: Date): boolean {
+  try {
+    utimesSync(path, now, now)
+    return true
+  } catch {
+    return false
   }
 }

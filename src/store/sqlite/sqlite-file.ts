@@ -12,6 +12,8 @@ export type FileAtPath = 'same' | 'deleted' | 'replaced'
 
 export class SqliteFile {
   readonly absolutePath: string
+  /** Its permission bits, for the files made beside it that every process using it must write. */
+  readonly mode: number
   private readonly dev: number
   private readonly ino: number
 
@@ -21,6 +23,12 @@ export class SqliteFile {
     const stats = statSync(this.absolutePath)
     this.dev = stats.dev
     this.ino = stats.ino
+    this.mode = stats.mode & 0o777
+  }
+
+  /** The same for every process that has this file open, whatever path it opened it by. */
+  get identity(): string {
+    return `${this.dev}-${this.ino}`
   }
 
   /** Whether the path still names this file ('same' too when it cannot be told). */

@@ -121,7 +121,7 @@ export class SqliteStore implements Store {
     this.connection = new SqliteConnection(resolved, () => this.hub.broadcast('notified'))
     this.db = this.connection.db
     this.schema = new SqliteSchema(this.connection, resolved.path)
-    this.fileWatch = new SqliteFileWatch(this.db, resolved.path, {
+    this.fileWatch = new SqliteFileWatch(this.db, resolved.path, this.connection.file, {
       onChange: () => this.hub.broadcast('notified'),
       onDatabaseFileEvent: () => {
         if (this.connection.file.atPath() !== 'same') this.hub.broadcast('notified')
@@ -143,6 +143,7 @@ export class SqliteStore implements Store {
     this.hub.broadcast('aborted')
     this.fileWatch.close()
     this.connection.close()
+    this.fileWatch.removeBellIfUnused()
   }
 
   // ── producer ───────────────────────────────────────────────────────────────────────────────
