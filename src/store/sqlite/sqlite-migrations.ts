@@ -21,6 +21,10 @@ export class SqliteSchema {
 
   migrate(): MigrateResult {
     const { db } = this.connection
+    // The usual case, a file already at this version (every worker's start), is answered by a
+    // read: no write lock to wait for behind other processes' commits, no transaction to commit.
+    const current = this.connection.read(() => this.version())
+    if (this.versions.pending(current).length === 0) return this.versions.result(current)
     return this.connection.write(() => {
       db.exec(
         'CREATE TABLE IF NOT EXISTS ferry_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT',
