@@ -15,7 +15,7 @@ async function measure(request: MeasureRequest): Promise<MeasureResult> {
   const def = scenarioNamed(request.scenario)
   const size = request.quick ? def.size.quick : def.size.full
   // The idle floor is a bare Node process under the same runner: nothing loaded, nothing to do.
-  if (request.product === 'floor' && request.scenario === 'idle') return idleFigures(size)
+  if (request.product === 'floor' && request.scenario === 'idle') return idleFigures(size, request.quick)
   const { target } = request
   if (target === null) throw new Error(`${request.product} ${request.scenario} needs a store`)
   const adapter = await loadAdapter(request.product)

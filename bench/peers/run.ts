@@ -268,7 +268,7 @@ const CAVEATS: readonly Caveat[] = [
     scenarios: ['startup'],
   },
   {
-    text: "Idle: the worker's own process only (utime + stime from /proc, 10 ms ticks), over the window from 1 s after its start; the database servers' CPU is not counted (polling costs the server too). RSS at the end of the window. The floor is a bare Node process under the same runner, loading nothing else.",
+    text: "Idle: the worker's own process only (utime + stime from /proc, 10 ms ticks: one tick in 20 s is 0.05 %), over 20 s from 20 s after its start, past start-up's late garbage collections; the database servers' CPU is not counted (polling costs the server too). RSS at the end of the window. The floor is a bare Node process under the same runner, loading nothing else.",
     scenarios: ['idle'],
   },
   {
