@@ -34,7 +34,8 @@ function rowName(row: RowData): string {
 
 function ratio(value: number, reference: number | undefined): string {
   if (reference === undefined || reference === 0) return '—'
-  return `${formatNumber(value / reference)}×`
+  // A 0 beside a positive reference (an idle process that used no clock tick) is 0×, not 0.00000×.
+  return value === 0 ? '0×' : `${formatNumber(value / reference)}×`
 }
 
 /** The table of one figure on one store, and a line naming the reference rows. */
