@@ -252,7 +252,7 @@ const CAVEATS: readonly Caveat[] = [
     products: ['plainjob'],
   },
   {
-    text: "Concurrency 10, the rest at each product's defaults: Ferry concurrency 10 (its default, prefetch 0; a second row with prefetch 10), BullMQ Worker concurrency 10, graphile-worker run() concurrency 10, pg-boss 10 work() calls, plainjob 10 workers; the floor claims up to 10 jobs in one commit, runs them, and marks them done in one commit.",
+    text: "Concurrency 10, the rest at each product's defaults: Ferry concurrency 10 (its default, with prefetch at its default, auto since d35fc1f and 0 before; a second row with prefetch 10), BullMQ Worker concurrency 10, graphile-worker run() concurrency 10, pg-boss 10 work() calls, plainjob 10 workers; the floor claims up to 10 jobs in one commit, runs them, and marks them done in one commit.",
     scenarios: ['process-c10'],
   },
   {
