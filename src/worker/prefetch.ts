@@ -26,7 +26,12 @@ const MEAN_WEIGHT = 0.1
  * way. A worker that dies runs again at most this many jobs it had started.
  */
 export function mostLeasedJobs(concurrency: number, prefetch: PrefetchSetting): number {
-  return concurrency + (prefetch === 'auto' ? concurrency : prefetch)
+  return concurrency + mostJobsAhead(prefetch, concurrency)
+}
+
+/** The most jobs a setting holds ahead: 'auto' at most one per slot. */
+function mostJobsAhead(prefetch: PrefetchSetting, concurrency: number): number {
+  return prefetch === 'auto' ? concurrency : prefetch
 }
 
 export class Prefetch {
@@ -43,7 +48,7 @@ export class Prefetch {
     if (this.setting !== 'auto') return this.setting
     if (this.meanRunMs === null || now - this.lastEndAt > AUTO_HORIZON_MS) return 0
     const startingSoon = Math.floor((AUTO_HORIZON_MS * this.concurrency) / Math.max(this.meanRunMs, 0.001))
-    return Math.min(this.concurrency, startingSoon)
+    return Math.min(mostJobsAhead(this.setting, this.concurrency), startingSoon)
   }
 
   /** A job's handler ran for `ms` and has just ended. */

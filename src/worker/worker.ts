@@ -40,7 +40,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
   readonly workerId: string
   readonly queues: readonly string[]
   readonly concurrency: number
-  readonly prefetch: PrefetchSetting
 
   private readonly store: Store
   private readonly executor: Executor
@@ -60,7 +59,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly slots: JobSlots
   private readonly recoverer: Recoverer
   /** How many jobs to hold ahead of the free slots, now. */
-  private readonly jobsAhead: Prefetch
+  private readonly prefetcher: Prefetch
   /** Ends the loop's current wait (for capacity or a pause) when it must look again. */
   private wakeLoop: (() => void) | null = null
   private waitingForCapacity = false
@@ -87,8 +86,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.store = store
     this.queues = queues
     this.concurrency = concurrency
-    this.prefetch = prefetch
-    this.jobsAhead = new Prefetch(prefetch, concurrency)
+    this.prefetcher = new Prefetch(prefetch, concurrency)
     this.leaseMs = leaseMs
     this.workerId = options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`
     this.executor = workerExecutor(options, concurrency)
@@ -114,7 +112,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       stopping: () => this.stopReason !== null,
       // The memory limit is checked after each job, before its slot is used again.
       onJobEnded: () => this.checkMemory(),
-      onJobRan: (ms) => this.jobsAhead.jobRan(ms),
+      onJobRan: (ms) => this.prefetcher.jobRan(ms),
       // Only a loop waiting for room needs waking; one waiting for work has room already.
       onRoom: () => {
         if (this.waitingForCapacity) this.interruptWait()
@@ -134,6 +132,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** The job names this worker can run, and the only ones it claims (known once started). */
   get jobNames(): ReadonlySet<string> {
     return this.executor.jobNames
+  }
+
+  /** What the worker was asked to hold ahead: a number, or 'auto'. */
+  get prefetch(): PrefetchSetting {
+    return this.prefetcher.setting
   }
 
   /** Jobs running now. */
@@ -376,7 +379,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
    */
   private claimLimit(settling = this.completer.settlingCount): number {
     const pending = this.slots.heldCount + this.claimsInFlight
-    const room = this.concurrency + this.jobsAhead.jobsAhead() - this.slots.busyCount - pending - settling
+    const room = this.concurrency + this.prefetcher.jobsAhead() - this.slots.busyCount - pending - settling
     const { jobLimit } = this.options
     return jobLimit === undefined ? room : Math.min(room, jobLimit - this.counts.claimed - pending)
   }

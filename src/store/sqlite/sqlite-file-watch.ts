@@ -6,8 +6,9 @@ import { createFileWithMode, type SqliteFile } from './sqlite-file.js'
 /**
  * Where doorbells live: a RAM filesystem. Touching a file's times is a metadata change, and on a
  * journaling filesystem the next fsync commits it with the journal: a doorbell on the database's
- * own disk made every serial durable enqueue after it wait for that (store.enqueue at 0.47× the
- * bare insert's rate in one interleaved run, 0.87× with the bell here, 0.94× with no bell).
+ * own disk made every serial durable enqueue after it wait for that (store.enqueue, interleaved
+ * with a bare insert in one process: 0.53× its rate ringing the database file, 0.58–0.63× with
+ * the bell here, 0.64–0.68× with no bell; bench/RESULTS.md).
  */
 const DOORBELL_DIR = '/dev/shm'
 
@@ -197,9 +198,10 @@ export class SqliteFileWatch {
 
   /** Listens to the doorbell too, made first if no writer has rung it yet. */
   private watchBell(): void {
-    if (this.bell === null || (!existsSync(this.bell) && !this.makeBell())) return
+    const bell = this.bell
+    if (bell === null || !this.makeBell()) return
     try {
-      this.bellWatcher = watch(this.bell, { persistent: true }, () => this.check())
+      this.bellWatcher = watch(bell, { persistent: true }, () => this.check())
       // Gone (removed with /dev/shm's contents): the directory's events and the safety net remain.
       this.bellWatcher.on('error', () => {
         this.bellWatcher?.close()
@@ -211,8 +213,9 @@ export class SqliteFileWatch {
   }
 
   /**
-   * Makes the doorbell with the database's permission bits, so every process that can write the
-   * database can ring it. False, for good, where it cannot be made: rings touch the database file.
+   * Makes the doorbell, unless it exists, with the database's permission bits, so every process
+   * that can write the database can ring it. False, for good, where it cannot be made: rings touch
+   * the database file.
    */
   private makeBell(): boolean {
     if (this.bell === null) return false
