@@ -141,6 +141,20 @@ describe('serializePayload: deep and hostile values', () => {
     throwsValidation(() => serializePayload(objects), 'invalid_payload', 'payload')
   })
 
+  test('refuses a bad value just past the depth the quick check covers, with its path', () => {
+    // Levels 60 to 70 straddle where the quick check (isPlainJson) hands over to the full walk.
+    for (let depth = 60; depth <= 70; depth++) {
+      let good: unknown = 1
+      let bad: unknown = NaN
+      for (let i = 0; i < depth; i++) {
+        good = { a: good }
+        bad = { a: bad }
+      }
+      assert.equal(serializePayload(good), JSON.stringify(good))
+      throwsValidation(() => serializePayload(bad), 'invalid_payload', `payload${'.a'.repeat(depth)}`)
+    }
+  })
+
   test('refuses a payload nested 100,000 deep with a ValidationError, not a stack overflow', () => {
     // JSON.parse builds such a value without recursion; the check must not recurse either.
     const parsed: unknown = JSON.parse(`${'{"a":['.repeat(50_000)}1${']}'.repeat(50_000)}`)

@@ -32,6 +32,7 @@ export class SqliteConnection {
   private readonly durability: SqliteDurability
   private readonly walLimitBytes: number
   private readonly statements = new Map<SqlName, Statement>()
+  private readonly rowStatements = new Map<string, Statement>()
   private readonly begin: Statement
   private readonly commit: Statement
   private readonly rollback: Statement
@@ -83,6 +84,23 @@ export class SqliteConnection {
     if (statement === undefined) {
       statement = this.db.prepare(sql[name])
       this.statements.set(name, statement)
+    }
+    return statement
+  }
+
+  /**
+   * The prepared statement of a query file of sql/ whose last line is one VALUES tuple, written
+   * `rows` times: one statement that inserts that many rows.
+   */
+  rowsStatement(name: SqlName, rows: number): Statement {
+    const key = `${name}*${rows}`
+    let statement = this.rowStatements.get(key)
+    if (statement === undefined) {
+      const text = sql[name].trimEnd()
+      const cut = text.lastIndexOf('\n') + 1
+      const tuple = text.slice(cut)
+      statement = this.db.prepare(text.slice(0, cut) + Array.from({ length: rows }, () => tuple).join(',\n'))
+      this.rowStatements.set(key, statement)
     }
     return statement
   }

@@ -51,6 +51,7 @@ import { purgeInChunks } from '../kernel/purge.js'
 import { checkSettlements } from '../kernel/settlements.js'
 import { foldStats } from '../kernel/stats.js'
 import { claimRows } from './claim-rows.js'
+import { enqueueRows } from './enqueue-rows.js'
 import { type JobRow, toClaimedRow, toJob } from '../kernel/jobs.js'
 import { settleRows } from './settle-rows.js'
 import { SqliteConnection } from './sqlite-connection.js'
@@ -152,36 +153,9 @@ export class SqliteStore implements Store {
     this.assertOpen('enqueue')
     if (tx !== undefined) throw transactionRefused(this.kind)
     if (jobs.length === 0) return []
-    const insert = this.connection.statement('enqueue')
-    const findUnique = this.connection.statement('enqueue-find-unique').pluck()
-    const readyQueues = new Set<string>()
-    let earliestScheduled: number | null = null
-    const results = this.connection.write((lockedAt) => {
-      const at = now ?? lockedAt
-      return jobs.map((job): EnqueueResult => {
-        const runAt = job.runAt ?? at + job.delayMs
-        const ready = runAt <= at
-        const { changes, lastInsertRowid } = insert.run(
-          job.queue,
-          job.name,
-          job.payload,
-          ready ? 'ready' : 'scheduled',
-          job.priority,
-          runAt,
-          job.maxAttempts,
-          job.timeoutMs,
-          job.uniqueKey,
-          at,
-          at,
-        )
-        if (changes === 0) {
-          return { id: String(findUnique.get({ unique_key: job.uniqueKey }) as number), created: false }
-        }
-        if (ready) readyQueues.add(job.queue)
-        else if (earliestScheduled === null || runAt < earliestScheduled) earliestScheduled = runAt
-        return { id: String(lastInsertRowid), created: true }
-      })
-    })
+    const { results, readyQueues, earliestScheduled } = this.connection.write((lockedAt) =>
+      enqueueRows(this.connection, jobs, now ?? lockedAt),
+    )
     this.hub.notify(readyQueues)
     this.hub.armDue(earliestScheduled, Date.now())
     if (results.some((result) => result.created)) this.fileWatch.ring()

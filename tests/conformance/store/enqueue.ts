@@ -166,6 +166,46 @@ export function enqueueCases({ test }: ConformanceCases): void {
       assert.equal(b.runAt, t - MINUTE)
     })
 
+    test('gives each job of a large mixed batch its own id, in input order', async ({ store }) => {
+      // Long runs of plain jobs broken by unique keys (new ones and a held one) and scheduled jobs:
+      // a store may write the runs in statements of many rows, and must still map ids to jobs.
+      const t = Date.now()
+      const [held] = await store.enqueue({
+        jobs: [newJob({ uniqueKey: 'held', payload: '{"held":true}' })],
+        now: t,
+      })
+      const jobs = Array.from({ length: 300 }, (_, i) =>
+        newJob({
+          payload: JSON.stringify({ i }),
+          queue: i % 2 === 0 ? 'even' : 'odd',
+          ...(i === 70 ? { uniqueKey: 'held' } : i % 97 === 5 ? { uniqueKey: `new-${i}` } : {}),
+          ...(i % 41 === 0 ? { delayMs: MINUTE } : {}),
+          ...(i === 299 ? { timeoutMs: 5 * SECOND } : {}),
+        }),
+      )
+      const results = await store.enqueue({ jobs, now: t })
+      assert.equal(results.length, 300)
+      assert.deepEqual(results[70], { id: held!.id, created: false })
+      const created = results.filter((r, i) => i !== 70)
+      for (const r of created) assert.equal(r.created, true)
+      for (let i = 1; i < created.length; i++) {
+        assert.equal(compareIds(created[i - 1]!.id, created[i]!.id), -1, 'ids increase in input order')
+      }
+      for (const [i, r] of results.entries()) {
+        if (i === 70) continue
+        const job = await getExisting(store, r.id)
+        assert.deepEqual(job.payload, { i }, `the id of job ${i} is its own`)
+        assert.equal(job.queue, i % 2 === 0 ? 'even' : 'odd')
+        assert.equal(job.state, i % 41 === 0 ? 'scheduled' : 'ready')
+        assert.equal(job.timeoutMs, i === 299 ? 5 * SECOND : null)
+      }
+      assert.deepEqual(await store.stats({ now: t }), [
+        stat('default', { ready: 1 }),
+        stat('even', { ready: 150 - 4 - 1, scheduled: 4 }), // job 70's key is held
+        stat('odd', { ready: 150 - 4, scheduled: 4 }),
+      ])
+    })
+
     test('returns the existing id with created false for a repeated uniqueKey and writes nothing', async ({
       store,
     }) => {
