@@ -7,10 +7,11 @@ import { existsSync, mkdtempSync, renameSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { test } from 'node:test'
-import type Database from 'better-sqlite3'
+import Database from 'better-sqlite3'
 
 import { createClient } from '../../src/index.js'
 import { SqliteStore, type SqliteDurability } from '../../src/sqlite.js'
+import { migrations as sqliteMigrations } from '../../src/store/sqlite/generated/assets.js'
 import { tempDatabase } from '../support/sqlite-harness.js'
 import { newJob } from '../support/store-harness.js'
 import { waitFor } from '../support/async.js'
@@ -80,6 +81,102 @@ test(
     assert.ok(!existsSync(bell), 'removed by the last close')
   },
 )
+
+test('a file of schema version 4 migrates with every job kept as it was, the id sequence past purged ids and keys held', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'ferry-sqlite-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const path = join(dir, 'ferry.db')
+  // A file as a Ferry of schema version 4 left it: jobs in every state, the newest ones purged.
+  const old = new Database(path)
+  old.exec(
+    'CREATE TABLE ferry_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT',
+  )
+  for (const migration of sqliteMigrations.filter((m) => m.version <= 4)) {
+    old.exec(migration.sql)
+    old.prepare('INSERT INTO ferry_migrations VALUES (?, ?, ?)').run(migration.version, migration.name, 1)
+  }
+  const insert = old.prepare(
+    `INSERT INTO ferry_jobs (queue, name, payload, state, priority, run_at, attempts, max_attempts, timeout_ms,
+       unique_key, lease_token, lease_expires_at, worker_id, last_error, result, created_at, updated_at, finished_at)
+     VALUES (:queue, :name, :payload, :state, :priority, :run_at, :attempts, :max_attempts, :timeout_ms,
+       :unique_key, :lease_token, :lease_expires_at, :worker_id, :last_error, :result, 1, :updated_at, :finished_at)`,
+  )
+  const plain = {
+    queue: 'q',
+    name: 'a',
+    payload: '{}',
+    priority: 0,
+    run_at: 10,
+    attempts: 1,
+    max_attempts: 25,
+  }
+  const unset = {
+    timeout_ms: null,
+    unique_key: null,
+    lease_token: null,
+    lease_expires_at: null,
+    worker_id: null,
+  }
+  const rows = [
+    { state: 'ready', payload: '{"n":1}', priority: 5, attempts: 0, unique_key: 'held', updated_at: 2 },
+    {
+      state: 'scheduled',
+      name: 'b',
+      run_at: 9e12,
+      max_attempts: 3,
+      timeout_ms: 500,
+      last_error: '{"m":"x"}',
+    },
+    { state: 'active', lease_token: 'tok', lease_expires_at: 99, worker_id: 'w1', updated_at: 4 },
+    { state: 'completed', queue: 'r', result: '{"ok":1}', finished_at: 5 },
+    { state: 'dead', queue: 'r', attempts: 3, max_attempts: 3, last_error: '{"m":"y"}', finished_at: 6 },
+    ...Array.from({ length: 3 }, () => ({ state: 'completed', finished_at: 7 })),
+  ]
+  for (const row of rows) {
+    insert.run({
+      ...plain,
+      ...unset,
+      last_error: null,
+      result: null,
+      updated_at: 3,
+      finished_at: null,
+      ...row,
+    })
+  }
+  old.exec('DELETE FROM ferry_jobs WHERE id > 5') // purged: ids 6 to 8 were given once
+  const before = old.prepare('SELECT * FROM ferry_jobs ORDER BY id').all()
+  old.close()
+
+  const store = await SqliteStore.open({ path })
+  t.after(() => store.close())
+  const db = (store as unknown as { db: Database.Database }).db
+  assert.deepEqual(db.prepare('SELECT * FROM ferry_jobs ORDER BY id').all(), before)
+  assert.equal(db.pragma('integrity_check', { simple: true }), 'ok')
+  assert.doesNotMatch(
+    db.prepare("SELECT sql FROM sqlite_schema WHERE name = 'ferry_jobs'").pluck().get() as string,
+    /CHECK/,
+  )
+  assert.deepEqual(
+    db
+      .prepare(
+        "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'ferry_jobs' ORDER BY name",
+      )
+      .pluck()
+      .all(),
+    [
+      'ferry_jobs_active',
+      'ferry_jobs_finished',
+      'ferry_jobs_ready_by_name',
+      'ferry_jobs_scheduled',
+      'ferry_jobs_unique_key',
+    ],
+  )
+  const results = await store.enqueue({ jobs: [newJob(), newJob({ uniqueKey: 'held' })] })
+  assert.deepEqual(results, [
+    { id: '9', created: true },
+    { id: '1', created: false },
+  ])
+})
 
 test('a new database gets 8 KiB pages', async () => {
   await withStore('full', async (store) => {
