@@ -257,7 +257,7 @@ const CAVEATS: readonly Caveat[] = [
     scenarios: ['process-c10'],
   },
   {
-    text: 'Bulk paths: Ferry client.enqueueMany; BullMQ Queue.addBulk; graphile-worker WorkerUtils.addJobs (one statement); pg-boss boss.insert (one statement); plainjob queue.addMany (one transaction); the floor one transaction of INSERTs (SQLite), one INSERT … SELECT FROM unnest (PostgreSQL), one MULTI of LPUSHes (Redis). Single enqueues: Ferry client.enqueue, BullMQ Queue.add, graphile-worker WorkerUtils.addJob, pg-boss boss.send, plainjob queue.add. Every enqueue scenario starts its clock after 10 untimed warm-up enqueues.',
+    text: 'Bulk paths: Ferry client.enqueueMany; BullMQ Queue.addBulk; graphile-worker WorkerUtils.addJobs (one statement); pg-boss boss.insert (one statement); plainjob queue.addMany (one transaction); the floor one transaction of INSERTs (SQLite), one INSERT … SELECT FROM unnest (PostgreSQL), one MULTI of LPUSHes (Redis). Single enqueues: Ferry client.enqueue, BullMQ Queue.add, graphile-worker WorkerUtils.addJob, pg-boss boss.send, plainjob queue.add. Every enqueue scenario starts its clock after 10 untimed warm-up calls of the path it measures: single enqueues, and for bulk-enqueue bulk calls of 100 jobs.',
     scenarios: ['serial-enqueue', 'bulk-enqueue', 'concurrent-enqueue'],
   },
   {
