@@ -1,7 +1,8 @@
 /**
  * The enqueue's transaction body: jobs without a unique key go ENQUEUE_ROWS to a statement
  * (sql/enqueue-rows.sql), the rest one statement each (sql/enqueue.sql, whose conflict clause
- * keeps a held key's job out), in the order given, so ids follow the order of the jobs.
+ * keeps a held key's job out), in the order given. Each job created takes the next id, counted
+ * here from the one read at the start (sql/enqueue-next-id.sql): ids follow the order of the jobs.
  */
 import type { NewJob } from '../../core/job.js'
 import type { EnqueueResult } from '../store.js'
@@ -14,7 +15,7 @@ import type { SqliteConnection } from './sqlite-connection.js'
  */
 export const ENQUEUE_ROWS = 64
 /** Parameters per row of sql/enqueue-rows.sql. */
-const ROW_PARAMS = 10
+const ROW_PARAMS = 11
 
 /** What an enqueue wrote, for the wake-ups that follow its commit. */
 export interface EnqueuedRows {
@@ -39,6 +40,7 @@ export function enqueueRows(connection: SqliteConnection, jobs: readonly NewJob[
     return 'scheduled'
   }
 
+  let nextId = connection.statement('enqueue-next-id').pluck().get() as number
   let rows: ReturnType<SqliteConnection['rowsStatement']> | null = null
   let params: unknown[] | null = null
   let i = 0
@@ -50,24 +52,27 @@ export function enqueueRows(connection: SqliteConnection, jobs: readonly NewJob[
         const job = jobs[i + row]!
         const runAt = job.runAt ?? at + job.delayMs
         const p = row * ROW_PARAMS
-        params[p] = job.queue
-        params[p + 1] = job.name
-        params[p + 2] = job.payload
-        params[p + 3] = stateOf(job, runAt)
-        params[p + 4] = job.priority
-        params[p + 5] = runAt
-        params[p + 6] = job.maxAttempts
-        params[p + 7] = job.timeoutMs
-        params[p + 8] = at
+        params[p] = nextId + row
+        params[p + 1] = job.queue
+        params[p + 2] = job.name
+        params[p + 3] = job.payload
+        params[p + 4] = stateOf(job, runAt)
+        params[p + 5] = job.priority
+        params[p + 6] = runAt
+        params[p + 7] = job.maxAttempts
+        params[p + 8] = job.timeoutMs
         params[p + 9] = at
+        params[p + 10] = at
       }
-      const last = Number(rows.run(params).lastInsertRowid)
-      for (let row = 0; row < ENQUEUE_ROWS; row++) {
-        results[i + row] = { id: String(last - ENQUEUE_ROWS + 1 + row), created: true }
-      }
+      rows.run(params)
+      for (let row = 0; row < ENQUEUE_ROWS; row++)
+        results[i + row] = { id: String(nextId + row), created: true }
+      nextId += ENQUEUE_ROWS
       i += ENQUEUE_ROWS
     } else {
-      results[i] = enqueueOne(connection, jobs[i]!, at, stateOf)
+      const result = enqueueOne(connection, jobs[i]!, nextId, at, stateOf)
+      if (result.created) nextId++
+      results[i] = result
       i++
     }
   }
@@ -84,15 +89,17 @@ function takesRows(jobs: readonly NewJob[], first: number): boolean {
 function enqueueOne(
   connection: SqliteConnection,
   job: NewJob,
+  id: number,
   at: number,
   stateOf: (job: NewJob, runAt: number) => 'ready' | 'scheduled',
 ): EnqueueResult {
   const runAt = job.runAt ?? at + job.delayMs
   // A held key: nothing is inserted, and the state must not count as a wake-up (stateOf would).
   const ready = runAt <= at
-  const { changes, lastInsertRowid } = connection
+  const { changes } = connection
     .statement('enqueue')
     .run(
+      id,
       job.queue,
       job.name,
       job.payload,
@@ -110,5 +117,5 @@ function enqueueOne(
     return { id: String(holder as number), created: false }
   }
   stateOf(job, runAt)
-  return { id: String(lastInsertRowid), created: true }
+  return { id: String(id), created: true }
 }

@@ -393,11 +393,13 @@ export class SqliteStore implements Store {
     checkPurgeParams(params)
     const { state, olderThanMs = 0, queue, now } = params
     const finishedBefore = (now ?? Date.now()) - olderThanMs
+    const keepIds = this.connection.statement('purge-keep-ids')
     const purge = this.connection.statement('purge')
     return purgeInChunks(PURGE_CHUNK, (limit) => ({
-      deleted: this.connection.write(
-        () => purge.run({ state, finished_before: finishedBefore, queue: queue ?? null, limit }).changes,
-      ),
+      deleted: this.connection.write(() => {
+        keepIds.run()
+        return purge.run({ state, finished_before: finishedBefore, queue: queue ?? null, limit }).changes
+      }),
     }))
   }
 
