@@ -44,7 +44,8 @@ function functionsModule(storeName, functionsDir) {
  * The `scripts` and `jobFields` exports. Each lua/*.lua is a script the store runs, made of the
  * files its `-- include:` line names (from lua/lib/, in that order) and then its own text; a file
  * of lua/lib/ is only ever included. `jobFields` is prelude.lua's JOB_FIELDS: the order of the job
- * fields in every job a script returns, which the store decodes.
+ * fields in every job a script returns, which the store decodes. `keyNames` are the names prelude.lua
+ * appends to the namespace's root (ROOT .. 'name'), in order: keys.ts's must be the same.
  */
 function luaModule(storeName, luaDir) {
   const where = `src/store/${storeName}/lua`
@@ -77,6 +78,11 @@ function luaModule(storeName, luaDir) {
   if (fields === null) throw new Error(`${where}/lib/prelude.lua must define JOB_FIELDS on one line`)
   const names = [...fields[1].matchAll(/'(\w+)'/g)].map((match) => match[1])
   lines.push(`export const jobFields = ${JSON.stringify(names)} as const`, '')
+  // The key names the prelude forms from the namespace's root, in order (keys.ts must agree).
+  const keyNames = [...prelude.matchAll(/\bROOT \.\. '([^']+)'/g)].map((match) => match[1])
+  if (keyNames.length === 0)
+    throw new Error(`${where}/lib/prelude.lua must form its key names as ROOT .. '<name>'`)
+  lines.push(`export const keyNames = ${JSON.stringify(keyNames)} as const`, '')
   return lines
 }
 

@@ -7,16 +7,18 @@ export const DEFAULT_NAMESPACE = 'default'
 /**
  * Every Redis key name of one Ferry namespace, and the only place they are spelled. All share the
  * hash tag `{namespace}`, so they live in one slot and the scripts work on Redis Cluster. The
- * scripts get them in one fixed layout (`scriptKeys`, then `scriptPrefixes` as their first ARGV:
- * lua/lib/prelude.lua) and only ever append an id or a queue name to a prefix, or to the ready prefix
- * a queue name, a space and a job name (a queue's ready jobs of one name: ready_name_key).
+ * scripts get `root` and form the names of `scriptKeys` and `scriptPrefixes` from it themselves,
+ * in that order (lua/lib/prelude.lua; tests/store/redis-keys.test.ts checks that both agree); they
+ * only ever append an id or a queue name to a prefix, or to the ready prefix a queue name, a space
+ * and a job name (a queue's ready jobs of one name: ready_name_key).
  */
 export interface RedisKeys {
   readonly namespace: string
-  /** KEYS of every script, in prelude.lua's order. */
+  /** The start of every key name of the namespace: every script's ARGV 1 (prelude.lua's ROOT). */
+  readonly root: string
+  /** The keys every script names, in prelude.lua's order (KEYS 1 is the first: the id counter). */
   readonly scriptKeys: readonly string[]
-  /** ARGV 1-6 of every script, in prelude.lua's order: key prefixes, then the wake channel. (ARGV 7-9,
-   * the clock, the instance marker and the eviction flag, are the store's: RedisStore.run.) */
+  /** The key prefixes every script forms, in prelude.lua's order, then the wake channel. */
   readonly scriptPrefixes: readonly string[]
   /** The shard channel (SPUBLISH) for wake-ups: under the namespace's hash tag, on its node. */
   readonly channel: string
@@ -50,6 +52,7 @@ export function redisKeys(namespace: string = DEFAULT_NAMESPACE): RedisKeys {
   const jobPrefix = key('job:')
   return {
     namespace,
+    root,
     scriptKeys: [
       key('id'),
       key('jobs'),

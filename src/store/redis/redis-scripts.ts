@@ -80,14 +80,16 @@ export class RedisScripts {
    * which refuses to run on a namespace with another or none (lua/lib/prelude.lua). '' until then.
    */
   instance = ''
-  private readonly prefixArgs: readonly string[]
+  /** What every call starts with after the SHA: one key (the id counter: a cluster client routes
+   * by it), then the root the script forms every other key name from (lua/lib/prelude.lua). */
+  private readonly prefixArgs: readonly (string | number)[]
 
   constructor(
     private readonly redis: Redis | Cluster,
     private readonly keys: RedisKeys,
     private readonly allowEviction: boolean,
   ) {
-    this.prefixArgs = [...keys.scriptKeys, ...keys.scriptPrefixes]
+    this.prefixArgs = [1, keys.scriptKeys[0]!, keys.root]
   }
 
   /**
@@ -110,13 +112,7 @@ export class RedisScripts {
     const script = SCRIPTS[name]
     const nowArg = now === undefined ? '' : integer(now)
     // Arrays, never spread into a call: a batch of 10,000 jobs is 20,000 arguments.
-    const rest = [
-      this.keys.scriptKeys.length,
-      ...this.prefixArgs,
-      nowArg,
-      this.instance,
-      this.allowEviction ? '1' : '',
-    ].concat(args)
+    const rest = [...this.prefixArgs, nowArg, this.instance, this.allowEviction ? '1' : ''].concat(args)
     try {
       try {
         return await this.redis.call('EVALSHA', [script.sha].concat(rest as string[]))

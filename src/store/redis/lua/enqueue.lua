@@ -1,7 +1,7 @@
 -- enqueue: inserts a batch of jobs atomically (one script, so one AOF write and one fsync with
 -- appendfsync always). A job whose unique key is held returns the holder's id and writes nothing.
 -- include: lib/prelude.lua, lib/namespace-check.lua, lib/claim-core.lua, lib/deliver.lua
--- KEYS, ARGV 1-9: the common layout (prelude.lua).
+-- KEYS, ARGV 1-4: the common layout (prelude.lua).
 -- ARGV FIRST..: two per job:
 --   meta: 'queue,name,priority,runAt,delayMs,maxAttempts,timeoutMs,uniqueKey' (runAt and timeoutMs
 --     '' for null; uniqueKey last, '' for none, and may itself hold commas)

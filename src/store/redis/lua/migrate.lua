@@ -9,7 +9,7 @@
 --     ready zsets, in this one script: its time grows with the ready jobs, and the server serves
 --     nothing else meanwhile.
 -- include: lib/prelude.lua
--- KEYS, ARGV 1-9: the common layout (prelude.lua). ARGV 8 is '' at open; a store that is open
+-- KEYS, ARGV 1-4: the common layout (prelude.lua). ARGV 3 is '' at open; a store that is open
 --   already (migrate() called again) passes its marker, checked first, as namespace-check.lua does
 --   for every other script.
 -- ARGV FIRST: this Ferry's version; FIRST + 1: a new random id, the marker if the namespace has none.
