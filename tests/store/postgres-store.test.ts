@@ -11,7 +11,9 @@ import pg from 'pg'
 
 import { createClient, FerryError, ValidationError, type Store } from '../../src/index.js'
 import { PostgresStore } from '../../src/postgres.js'
-import { migrations } from '../../src/store/postgres/generated/assets.js'
+import { migrations, sql } from '../../src/store/postgres/generated/assets.js'
+import { enqueueArrays } from '../../src/store/postgres/postgres-encoding.js'
+import { PostgresSchema } from '../../src/store/postgres/postgres-migrations.js'
 import { DELIVERY_LEASE_MS } from '../../src/store/store.js'
 import { tempDatabase } from '../support/sqlite-harness.js'
 import {
@@ -521,6 +523,77 @@ await whenAvailable(postgresUnreachableReason(), () => {
     const [next] = await producer.enqueue({ jobs: [newJob()] })
     assert.equal(await within(5000, 'waitForWork', again), 'notified')
     assert.deepEqual(await claimWithin(worker, 1000), [next!.id])
+  })
+
+  test('one job without a unique key (a plain statement) is stored as enqueue_batch stores it, ready or scheduled', async (t) => {
+    const { open, schema } = tempSchema(t)
+    const store = await open()
+    const now = 1_700_000_000_000
+    const jobs = [
+      newJob({
+        queue: 'mail',
+        name: 'send',
+        payload: '{"to":"a"}',
+        priority: 7,
+        maxAttempts: 3,
+        timeoutMs: 900,
+      }),
+      newJob({ delayMs: 5_000 }),
+      newJob({ runAt: now - 1 }),
+      newJob({ runAt: now + 60_000 }),
+    ]
+    const columns = `queue, name, payload, state, priority, run_at::text, attempts, max_attempts, timeout_ms,
+      unique_key, lease_token, lease_expires_at, worker_id, last_error, result, created_at::text,
+      updated_at::text, finished_at, delivered`
+    for (const job of jobs) {
+      const [alone] = await store.enqueue({ jobs: [job], now })
+      assert.equal(alone!.created, true)
+      // The statement the store sends for every other batch (functions/enqueue-batch.sql).
+      const [batch] = await adminQuery<{ id: string }>(new PostgresSchema(schema).interpolate(sql.enqueue), [
+        ...enqueueArrays([job], (items) => items),
+        now,
+        null,
+      ])
+      const rows = await adminQuery(
+        `SELECT ${columns} FROM "${schema}".jobs WHERE id = ANY($1::bigint[]) ORDER BY id`,
+        [[alone!.id, batch!.id]],
+      )
+      assert.equal(rows.length, 2)
+      assert.deepEqual(rows[0], rows[1], JSON.stringify(job))
+      assert.ok(BigInt(alone!.id) < BigInt(batch!.id), 'ids in enqueue order')
+    }
+  })
+
+  test('one job without a unique key is delivered to a waiter of another store, or wakes one at its run time', async (t) => {
+    const { open } = tempSchema(t)
+    const worker = await open()
+    const producer = await open()
+    const claim = { limit: 5, leaseMs: LEASE_MS, workerId: 'one' }
+    const delivered = worker.waitForWork({ queues: ['default'], timeoutMs: 10_000, claim })
+    await waitFor(
+      async () => (await adminQuery(`SELECT 1 FROM "${worker.schema}".waiters`)).length > 0,
+      5000,
+      'a waiter',
+    )
+    const [job] = await producer.enqueue({ jobs: [newJob()] })
+    const wake = await within(5000, 'waitForWork', delivered)
+    assert.equal(wake.reason, 'delivered')
+    assert.deepEqual(
+      wake.jobs.map((leased) => [leased.id, leased.state, leased.workerId]),
+      [[job!.id, 'active', 'one']],
+    )
+    // Scheduled: nothing to deliver; the waiter learns when it is due and wakes then.
+    const due = worker.waitForWork({ queues: ['default'], timeoutMs: 10_000, claim })
+    await waitFor(
+      async () => (await adminQuery(`SELECT 1 FROM "${worker.schema}".waiters`)).length > 0,
+      5000,
+      'a waiter',
+    )
+    const started = Date.now()
+    await producer.enqueue({ jobs: [newJob({ delayMs: 300 })] })
+    const dueWake = await within(5000, 'waitForWork', due)
+    assert.equal(dueWake.reason, 'due')
+    assert.ok(Date.now() - started >= 250, 'not before its run time')
   })
 
   test('a delivery too large for one notification is read by id: leased, in claim order, as stored', async (t) => {

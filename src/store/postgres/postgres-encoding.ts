@@ -57,6 +57,28 @@ export function enqueueArrays(
   ]
 }
 
+/**
+ * Whether a batch is one job without a unique key, which sql/enqueue-one.sql enqueues as a plain
+ * statement; any other batch goes through functions/enqueue-batch.sql.
+ */
+export function isPlainSingle(jobs: readonly NewJob[]): jobs is readonly [NewJob] {
+  return jobs.length === 1 && jobs[0]!.uniqueKey === null
+}
+
+/** sql/enqueue-one.sql's parameters of the job, before now and the token base. */
+export function enqueueOneValues(job: NewJob): unknown[] {
+  return [
+    job.queue,
+    job.name,
+    job.payload,
+    job.priority,
+    job.runAt,
+    job.delayMs,
+    job.maxAttempts,
+    job.timeoutMs,
+  ]
+}
+
 const TEXT_OID = 25
 
 /**

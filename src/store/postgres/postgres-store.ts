@@ -52,6 +52,8 @@ import { foldStats } from '../kernel/stats.js'
 import {
   binaryTextArray,
   enqueueArrays,
+  enqueueOneValues,
+  isPlainSingle,
   isJobId,
   readyQueuesOf,
   settlementArrays,
@@ -82,7 +84,8 @@ const PURGE_CHUNK = 10_000
  * The PostgreSQL store: jobs in one table of its own schema, shared by workers on many hosts.
  * Every hot-path call is one round trip: enqueue (a whole batch), claim (any number of queues,
  * FOR UPDATE SKIP LOCKED), settle (a whole batch) and settle with a claim are single statements or
- * functions of the schema (functions/). Waiting workers are woken by LISTEN/NOTIFY
+ * functions of the schema (functions/); one job without a unique key, the serial producer's case,
+ * is a plain statement (sql/enqueue-one.sql), without the function call's fixed cost. Waiting workers are woken by LISTEN/NOTIFY
  * on a connection of their own, which comes back by itself after a drop or a server restart; an
  * enqueue hands an idle worker its jobs directly, claimed in the enqueue's own transaction
  * (waitForWork with a claim, functions/deliver.sql).
@@ -166,12 +169,23 @@ export class PostgresStore implements Store {
     this.assertOpen('enqueue')
     if (tx !== undefined) return this.enqueueInTransaction(tx, jobs, now)
     if (jobs.length === 0) return []
-    const results = (await this.db.query(
-      this.texts.enqueue,
-      // A base of lease tokens, for the jobs deliver() hands to waiting workers.
-      [...enqueueArrays(jobs, binaryTextArray), now ?? null, newLeaseTokenBase()],
-      'enqueue',
-    )) as EnqueueResult[]
+    // A base of lease tokens, for the jobs deliver() hands to waiting workers.
+    const tokenBase = newLeaseTokenBase()
+    let results: EnqueueResult[]
+    if (isPlainSingle(jobs)) {
+      const [row] = await this.db.query<EnqueueResult>(
+        this.texts['enqueue-one'],
+        [...enqueueOneValues(jobs[0]), now ?? null, tokenBase],
+        'enqueue-one',
+      )
+      results = [{ id: row!.id, created: true }]
+    } else {
+      results = await this.db.query<EnqueueResult>(
+        this.texts.enqueue,
+        [...enqueueArrays(jobs, binaryTextArray), now ?? null, tokenBase],
+        'enqueue',
+      )
+    }
     this.waiting.enqueued(readyQueuesOf(jobs, now))
     return results
   }
@@ -195,6 +209,14 @@ export class PostgresStore implements Store {
     }
     if (jobs.length === 0) return []
     // No delivery: the leases would start while the caller's transaction may stay open long.
+    if (isPlainSingle(jobs)) {
+      const { rows } = await tx.query(this.texts['enqueue-one'], [
+        ...enqueueOneValues(jobs[0]),
+        now ?? null,
+        null,
+      ])
+      return [{ id: (rows[0] as EnqueueResult).id, created: true }]
+    }
     const values = [...enqueueArrays(jobs, (items) => items), now ?? null, null]
     return (await tx.query(this.texts.enqueue, values)).rows as EnqueueResult[]
   }
