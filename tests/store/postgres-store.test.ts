@@ -12,7 +12,7 @@ import pg from 'pg'
 import { createClient, FerryError, ValidationError, type Store } from '../../src/index.js'
 import { PostgresStore } from '../../src/postgres.js'
 import { migrations, sql } from '../../src/store/postgres/generated/assets.js'
-import { enqueueArrays } from '../../src/store/postgres/postgres-encoding.js'
+import { binaryIntegerArray, enqueueArrays, plainArrays } from '../../src/store/postgres/postgres-encoding.js'
 import { PostgresSchema } from '../../src/store/postgres/postgres-migrations.js'
 import { DELIVERY_LEASE_MS } from '../../src/store/store.js'
 import { tempDatabase } from '../support/sqlite-harness.js'
@@ -549,19 +549,53 @@ await whenAvailable(postgresUnreachableReason(), () => {
       const [alone] = await store.enqueue({ jobs: [job], now })
       assert.equal(alone!.created, true)
       // The statement the store sends for every other batch (functions/enqueue-batch.sql).
-      const [batch] = await adminQuery<{ id: string }>(new PostgresSchema(schema).interpolate(sql.enqueue), [
-        ...enqueueArrays([job], (items) => items),
+      const [batch] = await adminQuery<{ ids: string }>(new PostgresSchema(schema).interpolate(sql.enqueue), [
+        ...enqueueArrays([job], plainArrays),
         now,
         null,
       ])
       const rows = await adminQuery(
         `SELECT ${columns} FROM "${schema}".jobs WHERE id = ANY($1::bigint[]) ORDER BY id`,
-        [[alone!.id, batch!.id]],
+        [[alone!.id, batch!.ids]],
       )
       assert.equal(rows.length, 2)
       assert.deepEqual(rows[0], rows[1], JSON.stringify(job))
-      assert.ok(BigInt(alone!.id) < BigInt(batch!.id), 'ids in enqueue order')
+      assert.ok(BigInt(alone!.id) < BigInt(batch!.ids), 'ids in enqueue order')
     }
+  })
+
+  test("a batch's integers travel as binary arrays, stored as a caller's transaction stores them", async (t) => {
+    const { open, schema } = tempSchema(t)
+    const store = await open()
+    const app = await appClient(t)
+    const now = 1_700_000_000_000
+    const batch = [
+      newJob({ priority: -(2 ** 31), runAt: 2 ** 50, maxAttempts: 1, timeoutMs: 2 ** 31 - 1 }),
+      newJob({ priority: 2 ** 31 - 1, delayMs: 86_400_000, timeoutMs: null }),
+      newJob({ queue: 'q', runAt: 1 }),
+    ]
+    const columns = 'queue, state, priority, run_at::text, max_attempts, timeout_ms'
+    const own = await store.enqueue({ jobs: batch, now })
+    await app.query('BEGIN')
+    const inTransaction = await store.enqueue({ jobs: batch, tx: app, now })
+    await app.query('COMMIT')
+    assert.deepEqual(
+      [...own, ...inTransaction].map((result) => result.created),
+      [true, true, true, true, true, true],
+    )
+    const rows = async (results: { id: string }[]) =>
+      adminQuery(`SELECT ${columns} FROM "${schema}".jobs WHERE id = ANY($1::bigint[]) ORDER BY id`, [
+        results.map((result) => result.id),
+      ])
+    assert.deepEqual(await rows(own), await rows(inTransaction))
+    assert.deepEqual(
+      (await rows(own)).map((row) => row.run_at),
+      [String(2 ** 50), String(now + 86_400_000), '1'],
+    )
+    // What is no integer of the type's range is left for the server to refuse, as before.
+    assert.deepEqual(binaryIntegerArray([1.5], 'int4'), [1.5])
+    assert.deepEqual(binaryIntegerArray([2 ** 31], 'int4'), [2 ** 31])
+    await assert.rejects(store.enqueue({ jobs: [newJob(), newJob({ priority: 0.5 })] }), FerryError)
   })
 
   test('one job without a unique key is delivered to a waiter of another store, or wakes one at its run time', async (t) => {

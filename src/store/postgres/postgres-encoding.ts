@@ -9,19 +9,36 @@ import type { Delivery } from '../kernel/delivery.js'
 import { jobIdCheck } from '../kernel/job-ids.js'
 import { toClaimedRow, type JobRow } from '../kernel/jobs.js'
 import { foldResults } from '../kernel/settlements.js'
-import type { SettleResult } from '../store.js'
+import type { EnqueueResult, SettleResult } from '../store.js'
 
 /** bigint, kept to 18 digits so that every id that passes is one the column can hold. */
 export const isJobId = jobIdCheck(18)
 
+/** How enqueueArrays sends each array: in PostgreSQL's binary format, or as pg's plain arrays. */
+export interface ArrayEncoding {
+  text(items: (string | null)[]): unknown
+  integer(items: (number | null)[]): unknown
+  bigint(items: (number | null)[]): unknown
+}
+
 /**
- * enqueue's array parameters, one element per job, in the order of functions/enqueue.sql; the
- * text arrays through `textArray` (binaryTextArray on the store's own connections).
+ * The binary arrays of binaryTextArray and binaryIntegerArray: the store's own connections. A
+ * caller's `tx` gets plainArrays, since it may be a driver that sends a Buffer as bytea.
  */
-export function enqueueArrays(
-  jobs: readonly NewJob[],
-  textArray: (items: (string | null)[]) => unknown,
-): unknown[] {
+export const binaryArrays: ArrayEncoding = {
+  text: binaryTextArray,
+  integer: (items) => binaryIntegerArray(items, 'int4'),
+  bigint: (items) => binaryIntegerArray(items, 'int8'),
+}
+
+export const plainArrays: ArrayEncoding = {
+  text: (items) => items,
+  integer: (items) => items,
+  bigint: (items) => items,
+}
+
+/** enqueue's array parameters, one element per job, in the order of functions/enqueue.sql. */
+export function enqueueArrays(jobs: readonly NewJob[], encoding: ArrayEncoding): unknown[] {
   const n = jobs.length
   const queue = new Array<string>(n)
   const name = new Array<string>(n)
@@ -45,17 +62,32 @@ export function enqueueArrays(
     uniqueKey[i] = job.uniqueKey
   }
   return [
-    textArray(queue),
-    textArray(name),
-    textArray(payload),
-    priority,
-    runAt,
-    delayMs,
-    maxAttempts,
-    timeoutMs,
-    textArray(uniqueKey),
+    encoding.text(queue),
+    encoding.text(name),
+    encoding.text(payload),
+    encoding.integer(priority),
+    encoding.bigint(runAt),
+    encoding.bigint(delayMs),
+    encoding.integer(maxAttempts),
+    encoding.integer(timeoutMs),
+    encoding.text(uniqueKey),
   ]
 }
+
+/**
+ * The results of sql/enqueue.sql, which come as one row, ids joined by commas and one 't' or 'f'
+ * per job for created: 10,000 rows of two columns cost this process 11.9 ms to read, one such row
+ * 5.5 ms (medians of 9).
+ */
+export function enqueueResults(row: { ids: string; created: string }): EnqueueResult[] {
+  const ids = row.ids.split(',')
+  const { created } = row
+  const results = new Array<EnqueueResult>(ids.length)
+  for (let i = 0; i < ids.length; i++) results[i] = { id: ids[i]!, created: created.charCodeAt(i) === T }
+  return results
+}
+
+const T = 't'.charCodeAt(0)
 
 /**
  * Whether a batch is one job without a unique key, which sql/enqueue-one.sql enqueues as a plain
@@ -79,6 +111,22 @@ export function enqueueOneValues(job: NewJob): unknown[] {
   ]
 }
 
+const ARRAY_HEADER_BYTES = 20
+
+/**
+ * A buffer of `size` bytes for a one-dimensional binary array, its header written: dimensions,
+ * has-null flag, element type, then length and lower bound of the one dimension.
+ */
+function binaryArrayWithHeader(size: number, hasNull: number, oid: number, length: number): Buffer {
+  const buffer = Buffer.allocUnsafe(size)
+  buffer.writeInt32BE(1, 0)
+  buffer.writeInt32BE(hasNull, 4)
+  buffer.writeInt32BE(oid, 8)
+  buffer.writeInt32BE(length, 12)
+  buffer.writeInt32BE(1, 16)
+  return buffer
+}
+
 const TEXT_OID = 25
 
 /**
@@ -91,7 +139,7 @@ const TEXT_OID = 25
  */
 export function binaryTextArray(items: readonly (string | null)[]): Buffer {
   const lengths = new Array<number>(items.length)
-  let size = 20
+  let size = ARRAY_HEADER_BYTES
   let hasNull = 0
   for (let i = 0; i < items.length; i++) {
     const item = items[i]!
@@ -104,17 +152,50 @@ export function binaryTextArray(items: readonly (string | null)[]): Buffer {
       size += 4 + lengths[i]!
     }
   }
-  // Header: dimensions, has-null flag, element type, then length and lower bound of the one dimension.
-  const buffer = Buffer.allocUnsafe(size)
-  buffer.writeInt32BE(1, 0)
-  buffer.writeInt32BE(hasNull, 4)
-  buffer.writeInt32BE(TEXT_OID, 8)
-  buffer.writeInt32BE(items.length, 12)
-  buffer.writeInt32BE(1, 16)
-  let offset = 20
+  const buffer = binaryArrayWithHeader(size, hasNull, TEXT_OID, items.length)
+  let offset = ARRAY_HEADER_BYTES
   for (let i = 0; i < items.length; i++) {
     offset = buffer.writeInt32BE(lengths[i]!, offset)
     if (lengths[i]! > 0) offset += buffer.write(items[i]!, offset, 'utf8')
+  }
+  return buffer
+}
+
+const INTEGER_TYPES = {
+  int4: { oid: 23, bytes: 4, min: -(2 ** 31), max: 2 ** 31 - 1 },
+  int8: { oid: 20, bytes: 8, min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER },
+} as const
+
+/**
+ * An integer[] or bigint[] parameter in PostgreSQL's binary array format, as binaryTextArray for
+ * text: pg writes a plain array of numbers as an array literal that the server parses again, which
+ * cost 6 of the 8 ms this process spent encoding an enqueue of 10,000 jobs. An array holding
+ * anything else than integers of the type's range is passed on as it is, so that the server
+ * refuses it exactly as before.
+ */
+export function binaryIntegerArray(items: readonly (number | null)[], type: 'int4' | 'int8'): unknown {
+  const { oid, bytes, min, max } = INTEGER_TYPES[type]
+  let size = ARRAY_HEADER_BYTES
+  let hasNull = 0
+  for (const item of items) {
+    if (item === null) {
+      hasNull = 1
+      size += 4
+    } else if (Number.isInteger(item) && item >= min && item <= max) {
+      size += 4 + bytes
+    } else {
+      return items
+    }
+  }
+  const buffer = binaryArrayWithHeader(size, hasNull, oid, items.length)
+  let offset = ARRAY_HEADER_BYTES
+  for (const item of items) {
+    if (item === null) {
+      offset = buffer.writeInt32BE(-1, offset)
+    } else {
+      offset = buffer.writeInt32BE(bytes, offset)
+      offset = bytes === 4 ? buffer.writeInt32BE(item, offset) : buffer.writeBigInt64BE(BigInt(item), offset)
+    }
   }
   return buffer
 }

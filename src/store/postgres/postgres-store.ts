@@ -50,11 +50,13 @@ import { checkSettlements } from '../kernel/settlements.js'
 import { preparedOrClosed, usedThenClosed } from '../kernel/lifecycle.js'
 import { foldStats } from '../kernel/stats.js'
 import {
-  binaryTextArray,
+  binaryArrays,
   enqueueArrays,
+  enqueueResults,
   enqueueOneValues,
   isPlainSingle,
   isJobId,
+  plainArrays,
   readyQueuesOf,
   settlementArrays,
   settleResults,
@@ -180,11 +182,12 @@ export class PostgresStore implements Store {
       )
       results = [{ id: row!.id, created: true }]
     } else {
-      results = await this.db.query<EnqueueResult>(
+      const [row] = await this.db.query<{ ids: string; created: string }>(
         this.texts.enqueue,
-        [...enqueueArrays(jobs, binaryTextArray), now ?? null, tokenBase],
+        [...enqueueArrays(jobs, binaryArrays), now ?? null, tokenBase],
         'enqueue',
       )
+      results = enqueueResults(row!)
     }
     this.waiting.enqueued(readyQueuesOf(jobs, now))
     return results
@@ -217,8 +220,9 @@ export class PostgresStore implements Store {
       ])
       return [{ id: (rows[0] as EnqueueResult).id, created: true }]
     }
-    const values = [...enqueueArrays(jobs, (items) => items), now ?? null, null]
-    return (await tx.query(this.texts.enqueue, values)).rows as EnqueueResult[]
+    const values = [...enqueueArrays(jobs, plainArrays), now ?? null, null]
+    const { rows } = await tx.query(this.texts.enqueue, values)
+    return enqueueResults(rows[0] as { ids: string; created: string })
   }
 
   // ── worker hot path ────────────────────────────────────────────────────────────────────────
