@@ -50,7 +50,7 @@ import { checkSettlements } from '../kernel/settlements.js'
 import { preparedOrClosed, usedThenClosed } from '../kernel/lifecycle.js'
 import { foldStats } from '../kernel/stats.js'
 import {
-  binaryArrays,
+  binaryEnqueueArrays,
   enqueueArrays,
   enqueueResults,
   enqueueOneValues,
@@ -184,7 +184,7 @@ export class PostgresStore implements Store {
     } else {
       const [row] = await this.db.query<{ ids: string; created: string }>(
         this.texts.enqueue,
-        [...enqueueArrays(jobs, binaryArrays), now ?? null, tokenBase],
+        [...binaryEnqueueArrays(jobs), now ?? null, tokenBase],
         'enqueue',
       )
       results = enqueueResults(row!)
