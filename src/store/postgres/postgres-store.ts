@@ -87,10 +87,10 @@ const PURGE_CHUNK = 10_000
  * Every hot-path call is one round trip: enqueue (a whole batch), claim (any number of queues,
  * FOR UPDATE SKIP LOCKED), settle (a whole batch) and settle with a claim are single statements or
  * functions of the schema (functions/); one job without a unique key, the serial producer's case,
- * is a plain statement (sql/enqueue-one.sql), without the function call's fixed cost. Waiting workers are woken by LISTEN/NOTIFY
- * on a connection of their own, which comes back by itself after a drop or a server restart; an
- * enqueue hands an idle worker its jobs directly, claimed in the enqueue's own transaction
- * (waitForWork with a claim, functions/deliver.sql).
+ * is a plain statement (sql/enqueue-one.sql), without the function call's fixed cost. Waiting
+ * workers are woken by LISTEN/NOTIFY on a connection of their own, which comes back by itself
+ * after a drop or a server restart; an enqueue hands an idle worker its jobs directly, claimed in
+ * the enqueue's own transaction (waitForWork with a claim, functions/deliver.sql).
  *
  * Without an explicit `now`, times are the server's clock (now_ms()), so hosts whose clocks differ
  * still agree on what is due and which leases ran out.
@@ -175,7 +175,7 @@ export class PostgresStore implements Store {
     const tokenBase = newLeaseTokenBase()
     let results: EnqueueResult[]
     if (isPlainSingle(jobs)) {
-      const [row] = await this.db.query<EnqueueResult>(
+      const [row] = await this.db.query<{ id: string }>(
         this.texts['enqueue-one'],
         [...enqueueOneValues(jobs[0]), now ?? null, tokenBase],
         'enqueue-one',
@@ -218,7 +218,7 @@ export class PostgresStore implements Store {
         now ?? null,
         null,
       ])
-      return [{ id: (rows[0] as EnqueueResult).id, created: true }]
+      return [{ id: (rows[0] as { id: string }).id, created: true }]
     }
     const values = [...enqueueArrays(jobs, plainArrays), now ?? null, null]
     const { rows } = await tx.query(this.texts.enqueue, values)

@@ -17,7 +17,7 @@
 -- Params: $1 queue, $2 name, $3 payload (JSON text), $4 priority, $5 run_at (ms or NULL), $6 delay_ms
 --         (used when run_at is NULL), $7 max_attempts, $8 timeout_ms, $9 now (ms, or NULL for the
 --         server's clock), $10 the lease tokens' random base for a delivery (NULL: no delivery)
--- Returns: one row: id (text), created (always true), woken (void: only there to run the wake-up).
+-- Returns: one row: id (text); the job is always created.
 -- Uses: the jobs id sequence; waiters (small and UNLOGGED, read whole).
 WITH clock AS (SELECT coalesce($9::bigint, :"schema".now_ms()) AS at),
 inserted AS (
@@ -27,14 +27,20 @@ inserted AS (
          $4::integer, t.run_at, $7::integer, $8::integer, clock.at, clock.at
   FROM clock, LATERAL (SELECT coalesce($5::bigint, clock.at + $6::bigint) AS run_at) AS t
   RETURNING id, state, run_at, created_at
+),
+-- The wake-up in a CTE of its own, joined, so that the one column the store reads is the id: pg
+-- describes every column of every result, and that was the costliest of this process's own work
+-- for such an enqueue (10 µs of pg's Result.addFields per call for three columns, in a CPU
+-- profile of 2,000 serial enqueues in a fresh process). MATERIALIZED: computed once, whole.
+woken AS MATERIALIZED (
+  SELECT CASE
+           WHEN i.state = 'scheduled' THEN pg_notify('ferry:' || :'schema', $1::text || '@' || i.run_at)
+           WHEN EXISTS (SELECT 1 FROM :"schema".waiters AS w WHERE w.queues && ARRAY[$1::text]) THEN
+             :"schema".wake(CASE WHEN $10::text IS NULL THEN ARRAY[$1::text]
+                                 ELSE :"schema".deliver(ARRAY[$1::text], 1, i.created_at, $10::text) END,
+                            NULL::text[], NULL::bigint[])
+           ELSE pg_notify('ferry:' || :'schema', $1::text)
+         END AS done
+  FROM inserted AS i
 )
-SELECT i.id::text AS id, true AS created,
-       CASE
-         WHEN i.state = 'scheduled' THEN pg_notify('ferry:' || :'schema', $1::text || '@' || i.run_at)
-         WHEN EXISTS (SELECT 1 FROM :"schema".waiters AS w WHERE w.queues && ARRAY[$1::text]) THEN
-           :"schema".wake(CASE WHEN $10::text IS NULL THEN ARRAY[$1::text]
-                               ELSE :"schema".deliver(ARRAY[$1::text], 1, i.created_at, $10::text) END,
-                          NULL::text[], NULL::bigint[])
-         ELSE pg_notify('ferry:' || :'schema', $1::text)
-       END AS woken
-FROM inserted AS i
+SELECT i.id::text AS id FROM inserted AS i, woken
