@@ -11,7 +11,9 @@ import pg from 'pg'
 
 import { createClient, FerryError, ValidationError, type Store } from '../../src/index.js'
 import { PostgresStore } from '../../src/postgres.js'
-import { migrations } from '../../src/store/postgres/generated/assets.js'
+import { migrations, sql } from '../../src/store/postgres/generated/assets.js'
+import { binaryIntegerArray, enqueueArrays, plainArrays } from '../../src/store/postgres/postgres-encoding.js'
+import { PostgresSchema } from '../../src/store/postgres/postgres-migrations.js'
 import { DELIVERY_LEASE_MS } from '../../src/store/store.js'
 import { tempDatabase } from '../support/sqlite-harness.js'
 import {
@@ -521,6 +523,111 @@ await whenAvailable(postgresUnreachableReason(), () => {
     const [next] = await producer.enqueue({ jobs: [newJob()] })
     assert.equal(await within(5000, 'waitForWork', again), 'notified')
     assert.deepEqual(await claimWithin(worker, 1000), [next!.id])
+  })
+
+  test('one job without a unique key (a plain statement) is stored as enqueue_batch stores it, ready or scheduled', async (t) => {
+    const { open, schema } = tempSchema(t)
+    const store = await open()
+    const now = 1_700_000_000_000
+    const jobs = [
+      newJob({
+        queue: 'mail',
+        name: 'send',
+        payload: '{"to":"a"}',
+        priority: 7,
+        maxAttempts: 3,
+        timeoutMs: 900,
+      }),
+      newJob({ delayMs: 5_000 }),
+      newJob({ runAt: now - 1 }),
+      newJob({ runAt: now + 60_000 }),
+    ]
+    const columns = `queue, name, payload, state, priority, run_at::text, attempts, max_attempts, timeout_ms,
+      unique_key, lease_token, lease_expires_at, worker_id, last_error, result, created_at::text,
+      updated_at::text, finished_at, delivered`
+    for (const job of jobs) {
+      const [alone] = await store.enqueue({ jobs: [job], now })
+      assert.equal(alone!.created, true)
+      // The statement the store sends for every other batch (functions/enqueue-batch.sql).
+      const [batch] = await adminQuery<{ ids: string }>(new PostgresSchema(schema).interpolate(sql.enqueue), [
+        ...enqueueArrays([job], plainArrays),
+        now,
+        null,
+      ])
+      const rows = await adminQuery(
+        `SELECT ${columns} FROM "${schema}".jobs WHERE id = ANY($1::bigint[]) ORDER BY id`,
+        [[alone!.id, batch!.ids]],
+      )
+      assert.equal(rows.length, 2)
+      assert.deepEqual(rows[0], rows[1], JSON.stringify(job))
+      assert.ok(BigInt(alone!.id) < BigInt(batch!.ids), 'ids in enqueue order')
+    }
+  })
+
+  test("a batch's integers travel as binary arrays, stored as a caller's transaction stores them", async (t) => {
+    const { open, schema } = tempSchema(t)
+    const store = await open()
+    const app = await appClient(t)
+    const now = 1_700_000_000_000
+    const batch = [
+      newJob({ priority: -(2 ** 31), runAt: 2 ** 50, maxAttempts: 1, timeoutMs: 2 ** 31 - 1 }),
+      newJob({ priority: 2 ** 31 - 1, delayMs: 86_400_000, timeoutMs: null }),
+      newJob({ queue: 'q', runAt: 1 }),
+    ]
+    const columns = 'queue, state, priority, run_at::text, max_attempts, timeout_ms'
+    const own = await store.enqueue({ jobs: batch, now })
+    await app.query('BEGIN')
+    const inTransaction = await store.enqueue({ jobs: batch, tx: app, now })
+    await app.query('COMMIT')
+    assert.deepEqual(
+      [...own, ...inTransaction].map((result) => result.created),
+      [true, true, true, true, true, true],
+    )
+    const rows = async (results: { id: string }[]) =>
+      adminQuery(`SELECT ${columns} FROM "${schema}".jobs WHERE id = ANY($1::bigint[]) ORDER BY id`, [
+        results.map((result) => result.id),
+      ])
+    assert.deepEqual(await rows(own), await rows(inTransaction))
+    assert.deepEqual(
+      (await rows(own)).map((row) => row.run_at),
+      [String(2 ** 50), String(now + 86_400_000), '1'],
+    )
+    // What is no integer of the type's range is left for the server to refuse, as before.
+    assert.deepEqual(binaryIntegerArray([1.5], 'int4'), [1.5])
+    assert.deepEqual(binaryIntegerArray([2 ** 31], 'int4'), [2 ** 31])
+    await assert.rejects(store.enqueue({ jobs: [newJob(), newJob({ priority: 0.5 })] }), FerryError)
+  })
+
+  test('one job without a unique key is delivered to a waiter of another store, or wakes one at its run time', async (t) => {
+    const { open } = tempSchema(t)
+    const worker = await open()
+    const producer = await open()
+    const claim = { limit: 5, leaseMs: LEASE_MS, workerId: 'one' }
+    const delivered = worker.waitForWork({ queues: ['default'], timeoutMs: 10_000, claim })
+    await waitFor(
+      async () => (await adminQuery(`SELECT 1 FROM "${worker.schema}".waiters`)).length > 0,
+      5000,
+      'a waiter',
+    )
+    const [job] = await producer.enqueue({ jobs: [newJob()] })
+    const wake = await within(5000, 'waitForWork', delivered)
+    assert.equal(wake.reason, 'delivered')
+    assert.deepEqual(
+      wake.jobs.map((leased) => [leased.id, leased.state, leased.workerId]),
+      [[job!.id, 'active', 'one']],
+    )
+    // Scheduled: nothing to deliver; the waiter learns when it is due and wakes then.
+    const due = worker.waitForWork({ queues: ['default'], timeoutMs: 10_000, claim })
+    await waitFor(
+      async () => (await adminQuery(`SELECT 1 FROM "${worker.schema}".waiters`)).length > 0,
+      5000,
+      'a waiter',
+    )
+    const started = Date.now()
+    await producer.enqueue({ jobs: [newJob({ delayMs: 300 })] })
+    const dueWake = await within(5000, 'waitForWork', due)
+    assert.equal(dueWake.reason, 'due')
+    assert.ok(Date.now() - started >= 250, 'not before its run time')
   })
 
   test('a delivery too large for one notification is read by id: leased, in claim order, as stored', async (t) => {

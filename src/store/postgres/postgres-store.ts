@@ -50,9 +50,13 @@ import { checkSettlements } from '../kernel/settlements.js'
 import { preparedOrClosed, usedThenClosed } from '../kernel/lifecycle.js'
 import { foldStats } from '../kernel/stats.js'
 import {
-  binaryTextArray,
+  binaryEnqueueArrays,
   enqueueArrays,
+  enqueueResults,
+  enqueueOneValues,
+  isPlainSingle,
   isJobId,
+  plainArrays,
   readyQueuesOf,
   settlementArrays,
   settleResults,
@@ -82,10 +86,11 @@ const PURGE_CHUNK = 10_000
  * The PostgreSQL store: jobs in one table of its own schema, shared by workers on many hosts.
  * Every hot-path call is one round trip: enqueue (a whole batch), claim (any number of queues,
  * FOR UPDATE SKIP LOCKED), settle (a whole batch) and settle with a claim are single statements or
- * functions of the schema (functions/). Waiting workers are woken by LISTEN/NOTIFY
- * on a connection of their own, which comes back by itself after a drop or a server restart; an
- * enqueue hands an idle worker its jobs directly, claimed in the enqueue's own transaction
- * (waitForWork with a claim, functions/deliver.sql).
+ * functions of the schema (functions/); one job without a unique key, the serial producer's case,
+ * is a plain statement (sql/enqueue-one.sql), without the function call's fixed cost. Waiting
+ * workers are woken by LISTEN/NOTIFY on a connection of their own, which comes back by itself
+ * after a drop or a server restart; an enqueue hands an idle worker its jobs directly, claimed in
+ * the enqueue's own transaction (waitForWork with a claim, functions/deliver.sql).
  *
  * Without an explicit `now`, times are the server's clock (now_ms()), so hosts whose clocks differ
  * still agree on what is due and which leases ran out.
@@ -166,12 +171,24 @@ export class PostgresStore implements Store {
     this.assertOpen('enqueue')
     if (tx !== undefined) return this.enqueueInTransaction(tx, jobs, now)
     if (jobs.length === 0) return []
-    const results = (await this.db.query(
-      this.texts.enqueue,
-      // A base of lease tokens, for the jobs deliver() hands to waiting workers.
-      [...enqueueArrays(jobs, binaryTextArray), now ?? null, newLeaseTokenBase()],
-      'enqueue',
-    )) as EnqueueResult[]
+    // A base of lease tokens, for the jobs deliver() hands to waiting workers.
+    const tokenBase = newLeaseTokenBase()
+    let results: EnqueueResult[]
+    if (isPlainSingle(jobs)) {
+      const [row] = await this.db.query<{ id: string }>(
+        this.texts['enqueue-one'],
+        [...enqueueOneValues(jobs[0]), now ?? null, tokenBase],
+        'enqueue-one',
+      )
+      results = [{ id: row!.id, created: true }]
+    } else {
+      const [row] = await this.db.query<{ ids: string; created: string }>(
+        this.texts.enqueue,
+        [...binaryEnqueueArrays(jobs), now ?? null, tokenBase],
+        'enqueue',
+      )
+      results = enqueueResults(row!)
+    }
     this.waiting.enqueued(readyQueuesOf(jobs, now))
     return results
   }
@@ -195,8 +212,17 @@ export class PostgresStore implements Store {
     }
     if (jobs.length === 0) return []
     // No delivery: the leases would start while the caller's transaction may stay open long.
-    const values = [...enqueueArrays(jobs, (items) => items), now ?? null, null]
-    return (await tx.query(this.texts.enqueue, values)).rows as EnqueueResult[]
+    if (isPlainSingle(jobs)) {
+      const { rows } = await tx.query(this.texts['enqueue-one'], [
+        ...enqueueOneValues(jobs[0]),
+        now ?? null,
+        null,
+      ])
+      return [{ id: (rows[0] as { id: string }).id, created: true }]
+    }
+    const values = [...enqueueArrays(jobs, plainArrays), now ?? null, null]
+    const { rows } = await tx.query(this.texts.enqueue, values)
+    return enqueueResults(rows[0] as { ids: string; created: string })
   }
 
   // ── worker hot path ────────────────────────────────────────────────────────────────────────

@@ -5,7 +5,11 @@
 --         $10 now (ms, or NULL for the server's clock), $11 the lease tokens' random base to hand
 --         ready jobs to waiting workers with (NULL: no delivery; the store's own enqueue only,
 --         never inside a caller's transaction)
--- Returns: id (text; for a job whose unique key was held, the holder's), created; input order.
-SELECT e.id::text AS id, e.created
+-- Returns: one row, in input order: ids (text, joined by ','; for a job whose unique key was held,
+--          the holder's) and created ('t' or 'f' per job). One row rather than one per job: the
+--          store reads it in half the time (postgres-encoding.ts, enqueueResults).
+SELECT string_agg(e.id::text, ',' ORDER BY e.ord) AS ids,
+       string_agg(CASE WHEN e.created THEN 't' ELSE 'f' END, '' ORDER BY e.ord) AS created
 FROM :"schema".enqueue_batch($1::text[], $2::text[], $3::text[], $4::integer[], $5::bigint[], $6::bigint[],
-                             $7::integer[], $8::integer[], $9::text[], $10::bigint, $11::text) AS e
+                             $7::integer[], $8::integer[], $9::text[], $10::bigint, $11::text)
+     WITH ORDINALITY AS e(id, created, ord)
