@@ -6,6 +6,7 @@ import { enqueueConcurrentScenario } from '../scenarios/enqueue-concurrent.js'
 import { enqueueSerialScenario } from '../scenarios/enqueue-serial.js'
 import { fsyncRateScenario } from '../scenarios/fsync-rate.js'
 import { idleCpuScenario } from '../scenarios/idle-cpu.js'
+import { isolationCostScenario } from '../scenarios/isolation-cost.js'
 import {
   postgresChurnAgedScenario,
   postgresChurnIdleScenario,
@@ -48,6 +49,7 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   idleCpuScenario,
   wakeLatencyScenario,
   strategyOverheadScenario,
+  isolationCostScenario,
   supervisorCpuScenario,
   postgresEnqueueScenario,
   postgresThroughputScenario,

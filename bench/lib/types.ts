@@ -11,6 +11,11 @@ export interface Figure {
    * must be positive.
    */
   mayBeZero?: boolean
+  /**
+   * A difference of two measurements (a strategy's cost minus inline's): at a tiny size, noise can
+   * make it negative, and the table shows it as it was measured.
+   */
+  mayBeNegative?: boolean
 }
 
 export type Unit = 's' | 'ms' | '/s' | 'B/job' | 'MiB' | '×' | '%'
