@@ -21,55 +21,50 @@ async function fromDist<T>(entry: string): Promise<T> {
   return (await import(new URL(`../../../dist/${entry}`, import.meta.url).href)) as T
 }
 
-interface Loaded {
-  ferry: Ferry
-  open(target: Target): Promise<Store>
-}
+type Opener = (target: Target) => Promise<Store>
 
 /** Each store's module (and so its driver), loaded before any clock starts (Adapter.load). */
-const loaded = perStore<Loaded>({
+const openers = perStore<Opener>({
   async sqlite() {
-    const [ferry, { SqliteStore }] = await Promise.all([
-      fromDist<Ferry>('index.js'),
-      fromDist<typeof SqliteApi>('sqlite.js'),
-    ])
-    return { ferry, open: (target) => SqliteStore.open({ path: storePath(target), durability: 'full' }) }
+    const { SqliteStore } = await fromDist<typeof SqliteApi>('sqlite.js')
+    return (target) => SqliteStore.open({ path: storePath(target), durability: 'full' })
   },
   async postgres() {
-    const [ferry, { PostgresStore }] = await Promise.all([
-      fromDist<Ferry>('index.js'),
-      fromDist<typeof PostgresApi>('postgres.js'),
-    ])
-    return { ferry, open: (target) => PostgresStore.open({ connectionString: storeUrl(target) }) }
+    const { PostgresStore } = await fromDist<typeof PostgresApi>('postgres.js')
+    return (target) => PostgresStore.open({ connectionString: storeUrl(target) })
   },
   async redis() {
-    const [ferry, { RedisStore }] = await Promise.all([
-      fromDist<Ferry>('index.js'),
-      fromDist<typeof RedisApi>('redis.js'),
-    ])
-    return {
-      ferry,
-      open: (target) =>
-        RedisStore.open({
-          url: storeUrl(target),
-          // A persistence Ferry finds unsafe is a wrong set-up here: fail rather than measure it.
-          onWarning: (warning) => {
-            throw new Error(`the benchmark's redis-server is not durable: ${warning}`)
-          },
-        }),
-    }
+    const { RedisStore } = await fromDist<typeof RedisApi>('redis.js')
+    return (target) =>
+      RedisStore.open({
+        url: storeUrl(target),
+        // A persistence Ferry finds unsafe is a wrong set-up here: fail rather than measure it.
+        onWarning: (warning) => {
+          throw new Error(`the benchmark's redis-server is not durable: ${warning}`)
+        },
+      })
   },
 })
 
+/** The package's entry (Client, Worker), loaded with the store's module. */
+let ferry: Ferry | null = null
+
+function api(): Ferry {
+  if (ferry === null) throw new Error('the adapter was not loaded (Adapter.load)')
+  return ferry
+}
+
 function openStore(target: Target): Promise<Store> {
-  return loaded.get().open(target)
+  return openers.get()(target)
 }
 
 export const adapter: Adapter = {
   product: 'ferry',
   completion: 'durable',
 
-  load: loaded.load,
+  async load(store) {
+    ;[ferry] = await Promise.all([fromDist<Ferry>('index.js'), openers.load(store)])
+  },
 
   async migrate(target) {
     // Opening migrates.
@@ -79,7 +74,7 @@ export const adapter: Adapter = {
 
   async producer(target): Promise<Producer> {
     const store = await openStore(target)
-    const client = loaded.get().ferry.createClient({ store })
+    const client = api().createClient({ store })
     return producerOf({
       one: (payload) => client.enqueue(JOB_NAME, payload),
       many: (payloads) => client.enqueueMany(payloads.map((payload) => ({ name: JOB_NAME, payload }))),
@@ -92,7 +87,7 @@ export const adapter: Adapter = {
 
   async startWorker(target, { concurrency, variant, hooks }) {
     const store = await openStore(target)
-    const worker = new (loaded.get().ferry.Worker)({
+    const worker = new (api().Worker)({
       store,
       handlers: {
         [JOB_NAME]: async () => {
