@@ -10,6 +10,7 @@ import { StoreUnavailableError } from '../../core/errors.js'
 import { messageOf } from '../params.js'
 import { wrapDriverError } from '../kernel/driver-errors.js'
 import { sql } from './generated/assets.js'
+import { nativeAddonPath } from './sqlite-addon.js'
 import { createFileWithMode, fileLostError, SqliteFile } from './sqlite-file.js'
 import type { ResolvedSqliteOptions, SqliteDurability } from './sqlite-options.js'
 
@@ -57,7 +58,11 @@ export class SqliteConnection {
     try {
       if (create) createFileWithMode(path, fileMode)
       // fileMustExist: a file deleted since the check above is an error too, not created.
-      this.db = new Database(path, { timeout: busyTimeoutMs, fileMustExist: !create })
+      this.db = new Database(path, {
+        timeout: busyTimeoutMs,
+        fileMustExist: !create,
+        ...(nativeAddonPath === undefined ? {} : { nativeBinding: nativeAddonPath }),
+      })
       this.file = new SqliteFile(path)
       // Takes effect only when the file is new. 10,000 enqueues of 520 bytes in one transaction
       // (bench/RESULTS.md): the commit took 47-63 ms with 4 KiB pages, 21-24 ms with 8 KiB and
