@@ -4,6 +4,7 @@ import type { ClaimedJob } from '../core/job.js'
 import type { Settlement } from '../core/outcome.js'
 import { TickBatcher } from '../core/tick-batcher.js'
 import type { ClaimParams, SettleResult, Store } from '../store/store.js'
+import { monotonicMs } from '../core/monotonic.js'
 
 const SETTLE_ATTEMPTS = 8
 /** A store call that failed is tried again after this backoff (the claim loop's too). */
@@ -14,7 +15,7 @@ const LOCKED_ROW_BACKOFF_MS = { baseMs: 10, factor: 3, maxMs: 5000 }
 /** A claim a flush carries, for the room its outcomes leave: one store call instead of two. */
 export interface CarriedClaim {
   params: ClaimParams
-  /** The jobs it claimed, and the performance.now() at which the call that leased them was sent. */
+  /** The jobs it claimed, and the monotonicMs() at which the call that leased them was sent. */
   claimed(jobs: readonly ClaimedJob[], sentAt: number): void
   /** The call ended, whether it claimed or failed. */
   done(): void
@@ -101,10 +102,10 @@ export class Completer {
    */
   async finish(maxWaitMs: number): Promise<void> {
     await this.batcher.drain()
-    const deadline = performance.now() + maxWaitMs
-    while (this.settling.size > 0 && performance.now() < deadline) {
+    const deadline = monotonicMs() + maxWaitMs
+    while (this.settling.size > 0 && monotonicMs() < deadline) {
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.max(1, deadline - performance.now()))
+        const timer = setTimeout(resolve, Math.max(1, deadline - monotonicMs()))
         this.onSettled = () => {
           clearTimeout(timer)
           resolve()
@@ -144,7 +145,7 @@ export class Completer {
   private async flush(settlements: readonly Settlement[]): Promise<SettleResult[]> {
     const claim = this.claimToCarry(this.settling.size - settlements.length)
     if (claim === null) return (await this.store.settle({ settlements })).settled
-    const sentAt = performance.now()
+    const sentAt = monotonicMs()
     try {
       const { settled, claimed } = await this.store.settle({ settlements, claim: claim.params })
       claim.claimed(claimed, sentAt)

@@ -8,6 +8,7 @@ import { AttemptAbort, type ExecutionOutcome, type Executor } from './executors/
 import { LeaseKeeper } from './lease-keeper.js'
 import { decideSettlement, type AbortCause } from './retry-policy.js'
 import type { WorkerCounts, WorkerEvents } from './worker-events.js'
+import { monotonicMs } from '../core/monotonic.js'
 
 export interface JobSlotsOptions {
   store: Store
@@ -38,7 +39,7 @@ interface Running {
   cause: AbortCause | null
   timeoutMs: number | null
   timer: NodeJS.Timeout | null
-  /** performance.now() as the handler started. */
+  /** monotonicMs() as the handler started. */
   startedAt: number
 }
 
@@ -58,7 +59,7 @@ export class JobSlots {
   /** Held past half their lease (a freeze, a stall): being renewed before they start, each in a slot. */
   private readonly confirming = new Map<string, ClaimedJob>()
   /**
-   * When each lease this worker holds was last granted or renewed: the performance.now() at which
+   * When each lease this worker holds was last granted or renewed: the monotonicMs() at which
    * the call that did it was sent (the store read its clock after that). A job starts only while
    * this is recent; else its lease is renewed first, so a worker that froze with a claim's answer
    * unread never starts a job the store already gave to another.
@@ -152,13 +153,13 @@ export class JobSlots {
    */
   private startJob(job: ClaimedJob): void {
     const { leaseMs } = this.options
-    if (performance.now() - (this.leaseSince.get(job.id) ?? -Infinity) <= leaseMs / 2) {
+    if (monotonicMs() - (this.leaseSince.get(job.id) ?? -Infinity) <= leaseMs / 2) {
       this.execute(job)
       return
     }
     this.confirming.set(job.id, job)
     this.leaseKeeper.start()
-    const sentAt = performance.now()
+    const sentAt = monotonicMs()
     this.options.store.renew({ leases: [{ id: job.id, leaseToken: job.leaseToken }], leaseMs }).then(
       ([result]) => {
         this.confirming.delete(job.id)
@@ -201,7 +202,7 @@ export class JobSlots {
       cause: null,
       timeoutMs,
       timer: null,
-      startedAt: performance.now(),
+      startedAt: monotonicMs(),
     }
     this.running.set(job.id, entry)
     this.counts.claimed++
@@ -231,7 +232,7 @@ export class JobSlots {
    */
   private settle(entry: Running, outcome: ExecutionOutcome): void {
     if (entry.timer !== null) clearTimeout(entry.timer)
-    this.options.onJobRan(performance.now() - entry.startedAt)
+    this.options.onJobRan(monotonicMs() - entry.startedAt)
     const { job, cause: abortCause, timeoutMs } = entry
     const settlement = decideSettlement(
       { job, outcome, abortCause, timeoutMs },

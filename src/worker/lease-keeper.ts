@@ -1,4 +1,5 @@
 import type { Store } from '../store/store.js'
+import { monotonicMs } from '../core/monotonic.js'
 
 export interface LeaseKeeperOptions {
   store: Store
@@ -7,7 +8,7 @@ export interface LeaseKeeperOptions {
   leases: () => { id: string; leaseToken: string }[]
   /** A job whose lease this worker no longer holds: cancelled, or recovered after it expired. */
   onLost: (id: string) => void
-  /** A lease renewed by a call sent at `sentAt` (performance.now()). */
+  /** A lease renewed by a call sent at `sentAt` (monotonicMs()). */
   onRenewed: (id: string, sentAt: number) => void
   /** A lease not renewed because the job's record is locked elsewhere: still this worker's. */
   onLocked: (id: string) => void
@@ -40,7 +41,7 @@ export class LeaseKeeper {
     if (leases.length === 0) return
     this.renewing = true
     try {
-      const sentAt = performance.now()
+      const sentAt = monotonicMs()
       const results = await this.options.store.renew({ leases, leaseMs: this.options.leaseMs })
       results.forEach((result, i) => {
         const { id } = leases[i]!

@@ -12,6 +12,7 @@
  * yet) or while no slot has freed for that long (every slot is busy with something slow now,
  * whatever the mean says).
  */
+import { monotonicMs } from '../core/monotonic.js'
 
 /** What the user asked for: a fixed number of jobs, or 'auto'. */
 export type PrefetchSetting = number | 'auto'
@@ -44,7 +45,7 @@ export class Prefetch {
   ) {}
 
   /** Jobs to hold ahead now, beyond the free slots. */
-  jobsAhead(now = performance.now()): number {
+  jobsAhead(now = monotonicMs()): number {
     if (this.setting !== 'auto') return this.setting
     if (this.meanRunMs === null || now - this.lastEndAt > AUTO_HORIZON_MS) return 0
     const startingSoon = Math.floor((AUTO_HORIZON_MS * this.concurrency) / Math.max(this.meanRunMs, 0.001))
@@ -52,7 +53,7 @@ export class Prefetch {
   }
 
   /** A job's handler ran for `ms` and has just ended. */
-  jobRan(ms: number, now = performance.now()): void {
+  jobRan(ms: number, now = monotonicMs()): void {
     this.lastEndAt = now
     this.meanRunMs = this.meanRunMs === null ? ms : this.meanRunMs + MEAN_WEIGHT * (ms - this.meanRunMs)
   }

@@ -1,4 +1,5 @@
 import type { ExpiredLease, RecoverResult, Store } from '../store/store.js'
+import { monotonicMs } from '../core/monotonic.js'
 
 export interface RecovererOptions {
   store: Store
@@ -7,7 +8,7 @@ export interface RecovererOptions {
   leaseMs: number
   onDone: (result: RecoverResult) => void
   onError: (error: unknown) => void
-  /** Milliseconds of a clock that never steps. Default performance.now(); tests inject their own. */
+  /** Milliseconds of a clock that never steps. Default monotonicMs(); tests inject their own. */
   monotonicNow?: () => number
 }
 
@@ -57,7 +58,7 @@ export class Recoverer {
   private nextExpiryIn: number | null = null
 
   constructor(private readonly options: RecovererOptions) {
-    this.monotonicNow = options.monotonicNow ?? (() => performance.now())
+    this.monotonicNow = options.monotonicNow ?? (() => monotonicMs())
   }
 
   start(): void {

@@ -13,6 +13,7 @@ import { Prefetch, type PrefetchSetting } from './prefetch.js'
 import { Recoverer } from './recoverer.js'
 import type { StopReason, WorkerCounts, WorkerEvents } from './worker-events.js'
 import { workerExecutor, workerSettings, type WorkerOptions } from './worker-options.js'
+import { monotonicMs } from '../core/monotonic.js'
 
 export type { WorkerOptions } from './worker-options.js'
 export type { StopReason, WorkerCounts, WorkerEvents } from './worker-events.js'
@@ -177,7 +178,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       )
     }
     this.stopRequestAtStart = (await this.store.control()).stopRequestedAt
-    this.lastStopCheckAt = performance.now()
+    this.lastStopCheckAt = monotonicMs()
     if (this.stopReason !== null) {
       // stop() came while starting: it already resolved `stopped`; run nothing.
       await this.executor.close()
@@ -239,7 +240,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       if (!drained) {
         let jobs: ClaimedJob[]
         this.claimsInFlight += limit
-        const sentAt = performance.now()
+        const sentAt = monotonicMs()
         try {
           jobs = await this.store.claim({
             queues: this.queues,
@@ -322,7 +323,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
    */
   private async takeDelivered(jobs: readonly ClaimedJob[]): Promise<void> {
     if (jobs.length === 0) return
-    const sentAt = performance.now()
+    const sentAt = monotonicMs()
     let results: SettleResult[]
     try {
       results = await this.store.renew({
@@ -420,7 +421,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   /** Asks the store whether an operator asked workers to stop: after a wake-up, or once a second. */
   private async checkStopRequest(force: boolean): Promise<void> {
-    const now = performance.now()
+    const now = monotonicMs()
     if (!force && now - this.lastStopCheckAt < STOP_CHECK_INTERVAL_MS) return
     this.lastStopCheckAt = now
     const { stopRequestedAt: requestedAt } = await this.store.control()
