@@ -1,12 +1,13 @@
 /**
  * The enqueue's transaction body: jobs without a unique key go ENQUEUE_ROWS to a statement
- * (sql/enqueue-rows.sql), the rest one statement each (sql/enqueue.sql, whose conflict clause
+ * (sql/enqueue-rows-shared.sql when they share every column but id and payload, else
+ * sql/enqueue-rows.sql), the rest one statement each (sql/enqueue.sql, whose conflict clause
  * keeps a held key's job out), in the order given. Each job created takes the next id, counted
  * here from the one read at the start (sql/enqueue-next-id.sql): ids follow the order of the jobs.
  */
 import type { NewJob } from '../../core/job.js'
 import type { EnqueueResult } from '../store.js'
-import type { SqliteConnection } from './sqlite-connection.js'
+import type { SqliteConnection, Statement } from './sqlite-connection.js'
 
 /**
  * Rows per multi-row statement. A statement per row spent more per job than the insert itself:
@@ -41,30 +42,53 @@ export function enqueueRows(connection: SqliteConnection, jobs: readonly NewJob[
   }
 
   let nextId = connection.statement('enqueue-next-id').pluck().get() as number
-  let rows: ReturnType<SqliteConnection['rowsStatement']> | null = null
+  let rows: Statement | null = null
   let params: unknown[] | null = null
+  let shared: Statement | null = null
+  let sharedParams: unknown[] | null = null
   let i = 0
   while (i < jobs.length) {
     if (takesRows(jobs, i)) {
-      rows ??= connection.rowsStatement('enqueue-rows', ENQUEUE_ROWS)
-      params ??= new Array<unknown>(ENQUEUE_ROWS * ROW_PARAMS)
-      for (let row = 0; row < ENQUEUE_ROWS; row++) {
-        const job = jobs[i + row]!
-        const runAt = job.runAt ?? at + job.delayMs
-        const p = row * ROW_PARAMS
-        params[p] = nextId + row
-        params[p + 1] = job.queue
-        params[p + 2] = job.name
-        params[p + 3] = job.payload
-        params[p + 4] = stateOf(job, runAt)
-        params[p + 5] = job.priority
-        params[p + 6] = runAt
-        params[p + 7] = job.maxAttempts
-        params[p + 8] = job.timeoutMs
-        params[p + 9] = at
-        params[p + 10] = at
+      const first = jobs[i]!
+      const runAt = first.runAt ?? at + first.delayMs
+      if (sharesColumns(jobs, i, runAt, at)) {
+        shared ??= connection.rowsStatement('enqueue-rows-shared', ENQUEUE_ROWS)
+        sharedParams ??= new Array<unknown>(ENQUEUE_ROWS * 2)
+        for (let row = 0; row < ENQUEUE_ROWS; row++) {
+          sharedParams[2 * row] = nextId + row
+          sharedParams[2 * row + 1] = jobs[i + row]!.payload
+        }
+        shared.run(sharedParams, {
+          queue: first.queue,
+          name: first.name,
+          state: stateOf(first, runAt),
+          priority: first.priority,
+          run_at: runAt,
+          max_attempts: first.maxAttempts,
+          timeout_ms: first.timeoutMs,
+          at,
+        })
+      } else {
+        rows ??= connection.rowsStatement('enqueue-rows', ENQUEUE_ROWS)
+        params ??= new Array<unknown>(ENQUEUE_ROWS * ROW_PARAMS)
+        for (let row = 0; row < ENQUEUE_ROWS; row++) {
+          const job = jobs[i + row]!
+          const jobRunAt = job.runAt ?? at + job.delayMs
+          const p = row * ROW_PARAMS
+          params[p] = nextId + row
+          params[p + 1] = job.queue
+          params[p + 2] = job.name
+          params[p + 3] = job.payload
+          params[p + 4] = stateOf(job, jobRunAt)
+          params[p + 5] = job.priority
+          params[p + 6] = jobRunAt
+          params[p + 7] = job.maxAttempts
+          params[p + 8] = job.timeoutMs
+          params[p + 9] = at
+          params[p + 10] = at
+        }
+        rows.run(params)
       }
-      rows.run(params)
       for (let row = 0; row < ENQUEUE_ROWS; row++)
         results[i + row] = { id: String(nextId + row), created: true }
       nextId += ENQUEUE_ROWS
@@ -83,6 +107,27 @@ export function enqueueRows(connection: SqliteConnection, jobs: readonly NewJob[
 function takesRows(jobs: readonly NewJob[], first: number): boolean {
   if (first + ENQUEUE_ROWS > jobs.length) return false
   for (let i = first; i < first + ENQUEUE_ROWS; i++) if (jobs[i]!.uniqueKey !== null) return false
+  return true
+}
+
+/**
+ * Whether the ENQUEUE_ROWS jobs from `first` (none with a unique key) share every column but their
+ * id and payload, so that sql/enqueue-rows-shared.sql can bind those columns once.
+ */
+function sharesColumns(jobs: readonly NewJob[], first: number, runAt: number, at: number): boolean {
+  const a = jobs[first]!
+  for (let i = first + 1; i < first + ENQUEUE_ROWS; i++) {
+    const b = jobs[i]!
+    if (
+      b.queue !== a.queue ||
+      b.name !== a.name ||
+      b.priority !== a.priority ||
+      b.maxAttempts !== a.maxAttempts ||
+      b.timeoutMs !== a.timeoutMs ||
+      (b.runAt ?? at + b.delayMs) !== runAt
+    )
+      return false
+  }
   return true
 }
 

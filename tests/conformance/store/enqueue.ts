@@ -206,6 +206,65 @@ export function enqueueCases({ test }: ConformanceCases): void {
       ])
     })
 
+    test('stores every column of each job of a large batch in runs that share their options', async ({
+      store,
+    }) => {
+      // Runs of jobs alike but for their payloads, as a bulk enqueue of one kind of job gives: a
+      // store may bind what such a run shares once, and must still give each job all of it.
+      const t = Date.now()
+      const kindOf = (i: number) =>
+        i < 100
+          ? {
+              queue: 'mail',
+              name: 'send',
+              priority: 3,
+              maxAttempts: 7,
+              timeoutMs: 5 * SECOND,
+              delayMs: MINUTE,
+            }
+          : {
+              queue: 'reports',
+              name: 'build',
+              priority: -1,
+              maxAttempts: 2,
+              timeoutMs: null,
+              runAt: t - HOUR,
+            }
+      const jobs = Array.from({ length: 200 }, (_, i) =>
+        newJob({ payload: JSON.stringify({ i }), ...kindOf(i) }),
+      )
+      const results = await store.enqueue({ jobs, now: t })
+      for (const [i, r] of results.entries()) {
+        assert.equal(r.created, true)
+        const job = await getExisting(store, r.id)
+        const kind = kindOf(i)
+        assert.deepEqual(job.payload, { i }, `the payload of job ${i} is its own`)
+        assert.deepEqual(
+          {
+            queue: job.queue,
+            name: job.name,
+            priority: job.priority,
+            maxAttempts: job.maxAttempts,
+            timeoutMs: job.timeoutMs,
+            runAt: job.runAt,
+            state: job.state,
+            createdAt: job.createdAt,
+          },
+          {
+            queue: kind.queue,
+            name: kind.name,
+            priority: kind.priority,
+            maxAttempts: kind.maxAttempts,
+            timeoutMs: kind.timeoutMs,
+            runAt: 'runAt' in kind ? kind.runAt : t + MINUTE,
+            state: i < 100 ? 'scheduled' : 'ready',
+            createdAt: t,
+          },
+          `job ${i}`,
+        )
+      }
+    })
+
     test('returns the existing id with created false for a repeated uniqueKey and writes nothing', async ({
       store,
     }) => {
