@@ -7,6 +7,7 @@ import {
   assertKnownKeys,
   normalizeJob,
   optionKeys,
+  withFieldPrefix,
   type EnqueueOptions,
 } from '../core/validate.js'
 import type { CallerTransaction, EnqueueResult, Store } from '../store/store.js'
@@ -132,12 +133,17 @@ export class Client<Jobs extends JobHandlers = JobHandlers> {
           'must be an object { name, payload, options? }',
         )
       }
-      // A misspelt `options` would enqueue the job with every default.
-      assertKnownKeys(spec, JOB_SPEC_KEYS, `jobs[${i}]`)
-      normalized[i] = normalizeJob(spec.name, spec.payload, spec.options, {
-        maxPayloadBytes: this.maxPayloadBytes,
-        field: `jobs[${i}]`,
-      })
+      try {
+        // A misspelt `options` would enqueue the job with every default.
+        assertKnownKeys(spec, JOB_SPEC_KEYS, '')
+        normalized[i] = normalizeJob(spec.name, spec.payload, spec.options, {
+          maxPayloadBytes: this.maxPayloadBytes,
+        })
+      } catch (error) {
+        // The job's path is written only for a bad one: a bulk enqueue's first call runs cold,
+        // where a string built for every job in case it is bad costs.
+        throw error instanceof ValidationError ? withFieldPrefix(error, `jobs[${i}]`) : error
+      }
     }
     if (tx != null) return this.enqueueInTransaction(tx, normalized)
     if (!this.weighsJobs) return this.committer.submitMany(normalized)

@@ -68,49 +68,70 @@ export function normalizeJob(
   options: EnqueueOptions | undefined,
   { maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES, field = '' }: NormalizeJobOptions = {},
 ): NewJob {
-  const at = (key: string): string => (field === '' ? key : `${field}.${key}`)
-  assertName(name, at('name'), 'invalid_name')
-  const opts = options ?? {}
-  if (typeof opts !== 'object' || Array.isArray(opts)) {
-    throw new ValidationError('invalid_option', at('options'), 'must be an object')
+  if (field !== '') {
+    try {
+      return normalizeJob(name, payload, options, { maxPayloadBytes })
+    } catch (error) {
+      throw error instanceof ValidationError ? withFieldPrefix(error, field) : error
+    }
   }
-  assertKnownKeys(opts, ENQUEUE_OPTION_KEYS, field)
+  assertName(name, 'name', 'invalid_name')
+  // Without options every setting is its default, known to be valid: a bulk enqueue of plain jobs
+  // runs only what it needs (its first call runs cold, where every check costs).
+  if (options == null) {
+    return {
+      queue: DEFAULT_QUEUE,
+      name,
+      payload: serializePayload(payload, 'payload', maxPayloadBytes),
+      priority: DEFAULT_PRIORITY,
+      runAt: null,
+      delayMs: 0,
+      maxAttempts: DEFAULT_MAX_ATTEMPTS,
+      timeoutMs: null,
+      uniqueKey: null,
+    }
+  }
+  const opts = options
+  if (typeof opts !== 'object' || Array.isArray(opts)) {
+    throw new ValidationError('invalid_option', 'options', 'must be an object')
+  }
+  assertKnownKeys(opts, ENQUEUE_OPTION_KEYS, '')
   const queue = opts.queue ?? DEFAULT_QUEUE
-  assertName(queue, at('queue'), 'invalid_queue')
+  assertName(queue, 'queue', 'invalid_queue')
   const priority = opts.priority ?? DEFAULT_PRIORITY
-  assertInteger(priority, at('priority'), { min: PRIORITY_MIN, max: PRIORITY_MAX }, 'invalid_priority')
+  assertInteger(priority, 'priority', { min: PRIORITY_MIN, max: PRIORITY_MAX }, 'invalid_priority')
   const maxAttempts = opts.maxAttempts ?? DEFAULT_MAX_ATTEMPTS
-  assertInteger(maxAttempts, at('maxAttempts'), { min: 1, max: MAX_ATTEMPTS_LIMIT }, 'invalid_max_attempts')
+  assertInteger(maxAttempts, 'maxAttempts', { min: 1, max: MAX_ATTEMPTS_LIMIT }, 'invalid_max_attempts')
   const timeoutMs = opts.timeoutMs ?? null
   if (timeoutMs !== null) {
-    assertInteger(timeoutMs, at('timeoutMs'), { min: 1, max: MAX_TIMEOUT_MS }, 'invalid_timeout')
+    assertInteger(timeoutMs, 'timeoutMs', { min: 1, max: MAX_TIMEOUT_MS }, 'invalid_timeout')
   }
   const uniqueKey = opts.uniqueKey ?? null
-  if (uniqueKey !== null) assertUniqueKey(uniqueKey, at('uniqueKey'))
+  if (uniqueKey !== null) assertUniqueKey(uniqueKey, 'uniqueKey')
 
   let runAt: number | null = null
   let delayMs = 0
   // As for every option, null means "not given".
   if (opts.delayMs != null && opts.runAt != null) {
-    throw new ValidationError('invalid_option', at('runAt'), 'give delayMs or runAt, not both')
+    throw new ValidationError('invalid_option', 'runAt', 'give delayMs or runAt, not both')
   }
   if (opts.delayMs != null) {
     delayMs = opts.delayMs
     if (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0 || delayMs > MAX_DELAY_MS) {
       throw new ValidationError(
         'invalid_delay',
-        at('delayMs'),
+        'delayMs',
         `must be a number of milliseconds from 0 to ${MAX_DELAY_MS} (got ${describe(delayMs)})`,
       )
     }
     delayMs = Math.ceil(delayMs)
   }
-  if (opts.runAt != null) runAt = toInstant(opts.runAt, at('runAt'))
+  if (opts.runAt != null) runAt = toInstant(opts.runAt, 'runAt')
 
   return {
     queue: queue as string,
-    name: name as string,
-    payload: serializePayload(payload, at('payload'), maxPayloadBytes),
+    name,
+    payload: serializePayload(payload, 'payload', maxPayloadBytes),
     priority,
     runAt,
     delayMs,
@@ -118,6 +139,18 @@ export function normalizeJob(
     timeoutMs,
     uniqueKey,
   }
+}
+
+/**
+ * The same refusal, for a value found at `prefix` (`jobs[3]`): its field `payload.a` becomes
+ * `jobs[3].payload.a`. Callers that check many values in a loop name the value only when one is
+ * bad, instead of building every value's field paths in case one is.
+ */
+export function withFieldPrefix(error: ValidationError, prefix: string): ValidationError {
+  const reason = error.message.slice(error.field.length + 2)
+  const prefixed = new ValidationError(error.code, `${prefix}.${error.field}`, reason)
+  if (error.cause !== undefined) prefixed.cause = error.cause
+  return prefixed
 }
 
 /**
