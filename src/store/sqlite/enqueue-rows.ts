@@ -2,8 +2,9 @@
  * The enqueue's transaction body: jobs without a unique key go ENQUEUE_ROWS to a statement
  * (sql/enqueue-rows-shared.sql when they share every column but id and payload, else
  * sql/enqueue-rows.sql), the rest one statement each (sql/enqueue.sql, whose conflict clause
- * keeps a held key's job out), in the order given. Each job created takes the next id, counted
- * here from the one read at the start (sql/enqueue-next-id.sql): ids follow the order of the jobs.
+ * keeps a held key's job out), in the order given. Each job created takes the next id: a statement
+ * of one job finds it itself, runs of rows count from the one read before the first of them
+ * (sql/enqueue-next-id.sql). Ids follow the order of the jobs.
  */
 import type { NewJob } from '../../core/job.js'
 import type { EnqueueResult } from '../store.js'
@@ -41,7 +42,8 @@ export function enqueueRows(connection: SqliteConnection, jobs: readonly NewJob[
     return 'scheduled'
   }
 
-  let nextId = connection.statement('enqueue-next-id').pluck().get() as number
+  // Read when a run of rows needs it; a job inserted alone finds its own (sql/enqueue.sql).
+  let nextId: number | null = null
   let rows: Statement | null = null
   let params: unknown[] | null = null
   let shared: Statement | null = null
@@ -49,6 +51,7 @@ export function enqueueRows(connection: SqliteConnection, jobs: readonly NewJob[
   let i = 0
   while (i < jobs.length) {
     if (takesRows(jobs, i)) {
+      nextId ??= connection.statement('enqueue-next-id').pluck().get() as number
       const first = jobs[i]!
       const runAt = first.runAt ?? at + first.delayMs
       if (sharesColumns(jobs, i, runAt, at)) {
@@ -94,8 +97,8 @@ export function enqueueRows(connection: SqliteConnection, jobs: readonly NewJob[
       nextId += ENQUEUE_ROWS
       i += ENQUEUE_ROWS
     } else {
-      const result = enqueueOne(connection, jobs[i]!, nextId, at, stateOf)
-      if (result.created) nextId++
+      const result = enqueueOne(connection, jobs[i]!, at, stateOf)
+      if (result.created && nextId !== null) nextId++
       results[i] = result
       i++
     }
@@ -134,17 +137,15 @@ function sharesColumns(jobs: readonly NewJob[], first: number, runAt: number, at
 function enqueueOne(
   connection: SqliteConnection,
   job: NewJob,
-  id: number,
   at: number,
   stateOf: (job: NewJob, runAt: number) => 'ready' | 'scheduled',
 ): EnqueueResult {
   const runAt = job.runAt ?? at + job.delayMs
   // A held key: nothing is inserted, and the state must not count as a wake-up (stateOf would).
   const ready = runAt <= at
-  const { changes } = connection
+  const { changes, lastInsertRowid } = connection
     .statement('enqueue')
     .run(
-      id,
       job.queue,
       job.name,
       job.payload,
@@ -162,5 +163,5 @@ function enqueueOne(
     return { id: String(holder as number), created: false }
   }
   stateOf(job, runAt)
-  return { id: String(id), created: true }
+  return { id: String(lastInsertRowid), created: true }
 }

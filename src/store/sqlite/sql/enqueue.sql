@@ -1,12 +1,15 @@
 -- enqueue: inserts one job; a job whose unique key is taken is not inserted.
+-- Its id is the next one, found here as enqueue-next-id.sql finds it (one above every id in the
+-- table and every id a purge may have deleted), and read back as the insert's rowid: a serial
+-- enqueue runs one statement instead of two.
 -- Params (positional: binding an object by name measured 22% slower per row, the largest cost here):
---   1 id (from enqueue-next-id.sql), 2 queue, 3 name, 4 payload (JSON text), 5 state
---   ('ready'|'scheduled'), 6 priority, 7 run_at, 8 max_attempts, 9 timeout_ms, 10 unique_key,
---   11 created_at, 12 updated_at (both now)
--- Returns: nothing; changes = 0 when the unique key is already held (then run
---          enqueue-find-unique.sql), and the id is left for the next job.
--- Uses: ferry_jobs_unique_key for the conflict check.
+--   1 queue, 2 name, 3 payload (JSON text), 4 state ('ready'|'scheduled'), 5 priority, 6 run_at,
+--   7 max_attempts, 8 timeout_ms, 9 unique_key, 10 created_at, 11 updated_at (both now)
+-- Returns: nothing; lastInsertRowid is the new job's id; changes = 0 when the unique key is already
+--          held (then run enqueue-find-unique.sql), and no id is used.
+-- Uses: the table's rowid (its last row), ferry_ids' one row, ferry_jobs_unique_key for the conflict.
 INSERT INTO ferry_jobs (id, queue, name, payload, state, priority, run_at, max_attempts, timeout_ms, unique_key,
                         created_at, updated_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+VALUES ((SELECT max(coalesce((SELECT max(id) FROM ferry_jobs), 0), (SELECT purged_up_to FROM ferry_ids)) + 1),
+        ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL DO NOTHING
