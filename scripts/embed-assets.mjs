@@ -5,6 +5,7 @@
 // tests run it).
 import { readdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs'
 import { join, basename } from 'node:path'
+import { createHash } from 'node:crypto'
 
 const storesDir = new URL('../src/store/', import.meta.url).pathname
 const check = process.argv.includes('--check')
@@ -41,38 +42,109 @@ function functionsModule(storeName, functionsDir) {
 }
 
 /**
- * The `scripts` and `jobFields` exports. Each lua/*.lua is a script the store runs, made of the
- * files its `-- include:` line names (from lua/lib/, in that order) and then its own text; a file
- * of lua/lib/ is only ever included. `jobFields` is prelude.lua's JOB_FIELDS: the order of the job
- * fields in every job a script returns, which the store decodes. `keyNames` are the names prelude.lua
- * appends to the namespace's root (ROOT .. 'name'), in order: keys.ts's must be the same.
+ * The `scripts`, `library`, `jobFields` and `keyNames` exports. Each lua/*.lua is a script the
+ * store runs, made of the files its `-- include:` line names (from lua/lib/, in that order) and then
+ * its own text; a file of lua/lib/ is only ever included. The lib files define (locals, functions),
+ * except those of BODY_LIBS, which are code every call runs first (namespace-check.lua). Every call
+ * starts with prelude.lua's begin(KEYS, ARGV), which sets what the call is about.
+ * - `scripts`: each script as one text for EVAL/EVALSHA: its lib files' definitions, begin(), then
+ *   its body (BODY_LIBS first). Every call makes all the definitions again.
+ * - `library`: every script as a function of one Redis Functions library (FUNCTION LOAD), whose lib
+ *   files are defined once, when the library is loaded, and each function's callback runs begin()
+ *   and the body. Its name carries a hash of its text, so that two Ferry versions can share a server:
+ *   `ferry_<hash>`, its functions `ferry_<hash>_<script>` (function names are global on a server).
+ *   A script's `-- flags:` line gives its function's flags (allow-oom, no-writes).
+ * `jobFields` is prelude.lua's JOB_FIELDS: the order of the job fields in every job a script
+ * returns, which the store decodes. `keyNames` are the names prelude.lua appends to the namespace's
+ * root (ROOT .. 'name'), in order: keys.ts's must be the same.
  */
+const BODY_LIBS = ['lib/namespace-check.lua']
+
 function luaModule(storeName, luaDir) {
   const where = `src/store/${storeName}/lua`
   const libDir = join(luaDir, 'lib')
   const unused = new Set(filesIn(libDir, '.lua').map((file) => `lib/${file}`))
-  const lines = ['export const scripts = {']
+  const libText = (name, file) => {
+    if (!/^lib\/[a-z0-9-]+\.lua$/.test(name) || !existsSync(join(luaDir, name))) {
+      throw new Error(`${where}/${file} includes ${name}, which is not a file of ${where}/lib`)
+    }
+    unused.delete(name)
+    const library = readFileSync(join(luaDir, name), 'utf8')
+    if (/^-- include:/m.test(library))
+      throw new Error(`${where}/${name} is included, so it includes nothing itself`)
+    return library
+  }
+  // The lib files in one order that is every script's own (so each is defined after what it uses).
+  const libOrder = []
+  const parsed = []
   for (const file of filesIn(luaDir, '.lua')) {
     const text = readFileSync(join(luaDir, file), 'utf8')
     const include = /^-- include: (.+)$/m.exec(text)
     if (include === null)
       throw new Error(`${where}/${file} must say what it includes: -- include: lib/prelude.lua, …`)
     const parts = include[1].split(',').map((name) => name.trim())
-    const sources = parts.map((name) => {
-      if (!/^lib\/[a-z0-9-]+\.lua$/.test(name) || !existsSync(join(luaDir, name))) {
-        throw new Error(`${where}/${file} includes ${name}, which is not a file of ${where}/lib`)
-      }
-      unused.delete(name)
-      const library = readFileSync(join(luaDir, name), 'utf8')
-      if (/^-- include:/m.test(library))
-        throw new Error(`${where}/${name} is included, so it includes nothing itself`)
-      return library
-    })
-    const source = [...sources, text].join('\n')
-    lines.push(`  ${JSON.stringify(basename(file, '.lua'))}: ${JSON.stringify(source)},`)
+    if (parts[0] !== 'lib/prelude.lua') throw new Error(`${where}/${file} must include lib/prelude.lua first`)
+    const flags =
+      /^-- flags: (.+)$/m
+        .exec(text)?.[1]
+        .split(',')
+        .map((flag) => flag.trim()) ?? []
+    for (const flag of flags) {
+      if (!['allow-oom', 'no-writes'].includes(flag))
+        throw new Error(`${where}/${file}: unknown flag ${flag}`)
+    }
+    const defs = parts.filter((name) => !BODY_LIBS.includes(name))
+    let at = -1
+    for (const name of defs) {
+      const known = libOrder.indexOf(name)
+      if (known === -1) libOrder.splice(at + 1, 0, name)
+      else if (known < at)
+        throw new Error(`${where}/${file} includes ${name} in another order than other scripts`)
+      at = libOrder.indexOf(name)
+    }
+    const body = [
+      ...parts.filter((name) => BODY_LIBS.includes(name)).map((name) => libText(name, file)),
+      text,
+    ]
+    parsed.push({ name: basename(file, '.lua'), file, defs, body: body.join('\n'), flags })
+  }
+
+  const lines = ['export const scripts = {']
+  for (const { name, file, defs, body } of parsed) {
+    const source = [
+      '-- KEYS and ARGV as Redis sets them, before prelude.lua names its own (begin).',
+      'local CALL_KEYS, CALL_ARGV = KEYS, ARGV',
+      ...defs.map((lib) => libText(lib, file)),
+      'begin(CALL_KEYS, CALL_ARGV)',
+      body,
+    ].join('\n')
+    lines.push(`  ${JSON.stringify(name)}: ${JSON.stringify(source)},`)
   }
   lines.push('} as const', '')
   if (unused.size > 0) throw new Error(`no script of ${where} includes ${[...unused].join(', ')}`)
+
+  const libraryText = (libraryName) =>
+    [
+      `#!lua name=${libraryName}`,
+      ...libOrder.map((lib) => libText(lib, 'the library')),
+      ...parsed.map(({ name, body, flags }) =>
+        [
+          `redis.register_function{function_name='${libraryName}_${name.replaceAll('-', '_')}', flags={${flags.map((flag) => `'${flag}'`).join(', ')}}, callback=function(keys, argv)`,
+          'begin(keys, argv)',
+          body,
+          'end}',
+        ].join('\n'),
+      ),
+    ].join('\n')
+  const hash = createHash('sha1').update(libraryText('ferry_')).digest('hex').slice(0, 16)
+  const libraryName = `ferry_${hash}`
+  const functionNames = Object.fromEntries(
+    parsed.map(({ name }) => [name, `${libraryName}_${name.replaceAll('-', '_')}`]),
+  )
+  lines.push(
+    `export const library = { name: ${JSON.stringify(libraryName)}, source: ${JSON.stringify(libraryText(libraryName))}, functions: ${JSON.stringify(functionNames)} } as const`,
+    '',
+  )
   const prelude = readFileSync(join(libDir, 'prelude.lua'), 'utf8')
   const fields = /^local JOB_FIELDS = \{(.*)\}$/m.exec(prelude)
   if (fields === null) throw new Error(`${where}/lib/prelude.lua must define JOB_FIELDS on one line`)

@@ -33,13 +33,23 @@ async function open(t: Parameters<typeof defer>[0], namespace: string): Promise<
   return store
 }
 
-/** Every append-only file of a server's directory (Redis 7 keeps them in appendonlydir/), as text. */
+/**
+ * Every append-only file of a server's directory (Redis 7 keeps them in appendonlydir/), as text,
+ * without the store's library of functions (FUNCTION LOAD), which is there too and whose code names
+ * every key, the waiters' among them.
+ */
 function readAof(dir: string): string {
   const aofDir = join(dir, 'appendonlydir')
-  return readdirSync(aofDir)
+  let text = readdirSync(aofDir)
     .filter((name) => name.endsWith('.aof'))
     .map((name) => readFileSync(join(aofDir, name), 'latin1'))
     .join('')
+  const load = /\*3\r\n\$8\r\nFUNCTION\r\n\$4\r\nLOAD\r\n\$(\d+)\r\n/
+  for (let found = load.exec(text); found !== null; found = load.exec(text)) {
+    // latin1: one character per byte, as the length counts them; the code ends with \r\n.
+    text = text.slice(0, found.index) + text.slice(found.index + found[0].length + Number(found[1]) + 2)
+  }
+  return text
 }
 
 await whenAvailable(redisUnreachableReason(), () => {

@@ -1,6 +1,7 @@
 -- cancel: a job that has not finished ends as dead. An active job's lease is revoked, so its
 -- worker's next renew or settle reports lease lost.
 -- include: lib/prelude.lua, lib/namespace-check.lua
+-- flags: allow-oom
 -- KEYS, ARGV 1-4: the common layout (prelude.lua).
 -- ARGV FIRST: the error JSON to store; then the ids.
 -- Returns: how many jobs were cancelled. An id whose hash is gone (evicted) counts as no job; it

@@ -2,6 +2,7 @@
 -- compare the value with the one they saw at start, so it must change with every request, even
 -- from a host whose clock is behind: it moves to now or 1 ms past the previous request.
 -- include: lib/prelude.lua, lib/namespace-check.lua
+-- flags: allow-oom
 -- KEYS, ARGV 1-4: the common layout (prelude.lua).
 -- Returns: the new stop time. Publishes: 'x' (wake every waiter).
 local previous = tonumber(redis.call('GET', K_STOP))

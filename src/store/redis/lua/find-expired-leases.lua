@@ -2,6 +2,7 @@
 -- recovery (token and expiry), each lease's length (le - u: a claim, a renewal and a take set u to
 -- the instant they set the lease from), and the server's clock. Read only.
 -- include: lib/prelude.lua, lib/namespace-check.lua
+-- flags: allow-oom
 -- KEYS, ARGV 1-4: the common layout (prelude.lua).
 -- ARGV FIRST: limit.
 -- Returns: { now, { {id, token, expiresAt, leaseMs}, ... }, the next expiry after now or '' }.

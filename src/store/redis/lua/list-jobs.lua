@@ -5,6 +5,7 @@
 -- so a filter that matches rarely costs bounded time per call (the page is then short, and its
 -- cursor resumes the walk).
 -- include: lib/prelude.lua, lib/namespace-check.lua
+-- flags: allow-oom
 -- KEYS, ARGV 1-4: the common layout (prelude.lua).
 -- ARGV FIRST: state or '', queue or '', cursor (list ids below it) or '', limit, budget.
 -- Returns: { {job (job_reply, prelude.lua), ...} (up to limit + 1), resume id ('' when the walk ended) }.

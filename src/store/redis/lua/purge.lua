@@ -1,6 +1,7 @@
 -- purge: deletes finished jobs, at most `limit` per call so no call blocks the server for long
 -- (the store repeats it while a call looks at a full chunk). A purged job frees its unique key.
 -- include: lib/prelude.lua, lib/namespace-check.lua
+-- flags: allow-oom
 -- KEYS, ARGV 1-4: the common layout (prelude.lua).
 -- ARGV FIRST: state ('completed'|'dead'), finishedBefore (epoch ms, inclusive), queue ('' for every
 --   queue), limit.

@@ -2,6 +2,7 @@
 -- can show, each moved to expire its own length from now. Without this, a worker that died just
 -- after a backward step would keep its job until the clock caught up (an hour's step: an hour).
 -- include: lib/prelude.lua, lib/namespace-check.lua
+-- flags: allow-oom
 -- KEYS, ARGV 1-4: the common layout (prelude.lua).
 -- Returns: how many leases moved.
 -- Uses: the active zset entries that expire after now (every lease a live worker holds: the

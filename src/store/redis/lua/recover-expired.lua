@@ -6,6 +6,7 @@
 -- ready again at its old runAt (its place in line), else it is dead. Atomic, so sweeps on many
 -- workers at once recover each job once.
 -- include: lib/prelude.lua, lib/namespace-check.lua
+-- flags: allow-oom
 -- KEYS, ARGV 1-4: the common layout (prelude.lua).
 -- ARGV FIRST: limit; FIRST + 1: 'all', or 'leases' then three per lease: id, token, expiry.
 -- Returns: { {retried ids}, {dead ids} }.

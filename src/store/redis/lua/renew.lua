@@ -10,6 +10,7 @@
 -- from an enqueue to its handler, which delivery exists to shorten. So that it writes nothing
 -- else, a take leaves a job whose hash is gone to the next plain renewal or recovery.
 -- include: lib/prelude.lua, lib/namespace-check.lua
+-- flags: allow-oom
 -- KEYS, ARGV 1-4: the common layout (prelude.lua).
 -- ARGV FIRST: leaseMs; FIRST + 1: delivered ('1' | '0'); then two per lease: id, lease token.
 -- Returns: { 1 (ok) | 0 (lease lost), ... } in input order. A job whose hash is gone (evicted)

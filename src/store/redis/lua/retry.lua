@@ -1,6 +1,7 @@
 -- retry: dead jobs run again, ready now with a fresh set of attempts (the last error is kept for
 -- reference).
 -- include: lib/prelude.lua, lib/namespace-check.lua
+-- flags: allow-oom
 -- KEYS, ARGV 1-4: the common layout (prelude.lua).
 -- ARGV FIRST: 'ids' then the ids, or 'all' then a queue name ('' for every queue).
 -- Returns: how many jobs moved. A dead zset's entry whose job hash is gone (evicted) is dropped

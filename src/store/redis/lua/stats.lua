@@ -1,6 +1,7 @@
 -- stats: jobs per queue and state (scheduled jobs already due count as ready), and the jobs that
 -- completed or went dead within the recent window. Read only.
 -- include: lib/prelude.lua, lib/namespace-check.lua
+-- flags: allow-oom
 -- KEYS, ARGV 1-4: the common layout (prelude.lua).
 -- ARGV FIRST: the recent window (ms).
 -- Returns: { queue, ready, scheduled, active, completed, dead, recentCompleted, recentDead, ... }

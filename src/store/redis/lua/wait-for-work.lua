@@ -3,6 +3,7 @@
 -- And if the wait has a claim, registers the waiter for deliveries (deliver.lua), in the
 -- same step, so nothing enqueued between the check and the registration goes unseen.
 -- include: lib/prelude.lua, lib/namespace-check.lua
+-- flags: allow-oom
 -- KEYS, ARGV 1-4: the common layout (prelude.lua).
 -- ARGV FIRST: the waiter id, or '' for none; FIRST + 1: its registration (JSON, deliver.lua) or '';
 --   FIRST + 2: the names count (0: every name), then the names (WaitParams.names: only ready jobs

@@ -3,8 +3,8 @@
 -- key name. JOB_FIELDS below is read from here at embed time, so the store's decoder has the same
 -- list; so are the key names (the strings appended to ROOT below, in order), which keys.ts's
 -- scriptKeys then scriptPrefixes must equal (tests/store/redis-keys.test.ts).
--- KEYS 1: the id counter, named only so that a cluster client sends the script to the node of the
---   namespace's slot (EVALSHA routes by its keys). Every other key is formed here from ROOT, and is
+-- KEYS 1: the id counter, named only so that a cluster client sends the call to the node of the
+--   namespace's slot (FCALL and EVALSHA route by their keys). Every other key is formed here from ROOT, and is
 --   in the same slot: all are under the namespace's hash tag.
 -- ARGV 1: ROOT, the namespace's common start of every key name (keys.ts: ferry:{namespace}:).
 --   The names were sent as 17 arguments of every call before: forming them here costs the server
@@ -21,7 +21,8 @@
 --   has-ready: queues whose ready zset may hold jobs (set); has-scheduled: queues whose scheduled
 --   zset may hold jobs (set). They let a claim over many queues skip the empty ones with one
 --   SMISMEMBER each: a flag is set whenever a job goes in, and cleared when a claim or a cancel
---   finds the zset empty.
+--   finds the zset empty. A flagged queue is in the queues set: only an enqueue adds a queue
+--   there, and nothing takes one out (enqueue.lua relies on it).
 --   waiters (hash waiter id -> its registration as JSON: deliver.lua). Never persisted nor
 --   replicated (written under REPL_NONE): a waiter lives only as long as its connection.
 --   instance marker (string: a random id that migrate.lua writes once; checked below)
@@ -32,6 +33,11 @@
 -- ARGV 3: the instance marker the store read when it opened ('' only for migrate.lua at open).
 -- ARGV 4: '1' when the store was opened with allowEviction (the server may evict keys), else ''.
 -- The script's own ARGV start at FIRST (5).
+-- Flags (a script's `-- flags:` line, for its function: scripts/embed-assets.mjs): allow-oom runs
+--   it when Redis is out of memory (maxmemory reached under noeviction). Without the flag a
+--   function is refused whole then, where a script failed at its first command that could grow
+--   memory; so every script but enqueue.lua and migrate.lua, which add jobs and keys, has it:
+--   workers settle and claim, and purges free memory, on a full Redis (docs/backends.md).
 -- Job hash fields: q queue, n name, p payload (JSON text), s state, pr priority, ra runAt,
 --   a attempts, ma maxAttempts, to timeoutMs, uk uniqueKey, lt lease token, le leaseExpiresAt,
 --   w workerId, e lastError (JSON), r result (JSON), c createdAt, u updatedAt, f finishedAt, dv 1
@@ -47,20 +53,37 @@
 --   name (P_READY .. queue .. ' ' .. name: ready_name_key; names have a queue's characters, so
 --   never a space), with the same entry. A claim with a names filter reads the first entries of
 --   each name it asks for and merges them, whatever stands ahead in the queue (claim-core.lua).
-local ROOT = ARGV[1]
-local K_ID, K_JOBS, K_ACTIVE, K_QUEUES, K_UNIQUE, K_STOP, K_SCHEMA, K_HAS_READY, K_HAS_SCHEDULED, K_WAITERS,
-  K_INSTANCE = ROOT .. 'id', ROOT .. 'jobs', ROOT .. 'active', ROOT .. 'queues', ROOT .. 'unique',
-  ROOT .. 'stop', ROOT .. 'schema', ROOT .. 'has-ready', ROOT .. 'has-scheduled', ROOT .. 'waiters',
-  ROOT .. 'instance'
-local P_JOB, P_READY, P_SCHEDULED, P_COMPLETED, P_DEAD, CHANNEL = ROOT .. 'job:', ROOT .. 'ready:',
-  ROOT .. 'scheduled:', ROOT .. 'completed:', ROOT .. 'dead:', ROOT .. 'wake'
-local NOW = tonumber(ARGV[2])
-if NOW == nil then
-  local time = redis.call('TIME')
-  NOW = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-end
-local INSTANCE, EVICTION_ALLOWED = ARGV[3], ARGV[4] == '1'
+-- What one call is about. Set by begin(), which every script runs first (the generated code calls
+-- it: scripts/embed-assets.mjs), so that these definitions can be made once, when the library of
+-- functions is loaded, rather than on every call (redis-scripts.ts).
+local KEYS, ARGV, ROOT, NOW, INSTANCE, EVICTION_ALLOWED
+local K_ID, K_JOBS, K_ACTIVE, K_QUEUES, K_UNIQUE, K_STOP, K_SCHEMA, K_HAS_READY, K_HAS_SCHEDULED, K_WAITERS, K_INSTANCE
+local P_JOB, P_READY, P_SCHEDULED, P_COMPLETED, P_DEAD, CHANNEL
+-- Wake-ups to publish, and the queues flagged, by this call (publish_wakes, flag_ready below).
+local ready_queues, due_at, flagged_ready, flagged_scheduled
 local FIRST = 5
+
+local function begin(keys, argv)
+  KEYS, ARGV = keys, argv
+  -- The names stay from the call before when it was about the same namespace (a library's calls
+  -- share these locals): forming them took 12,000 of an enqueue's 200,000 instructions (callgrind).
+  if argv[1] ~= ROOT then
+    ROOT = argv[1]
+    K_ID, K_JOBS, K_ACTIVE, K_QUEUES, K_UNIQUE, K_STOP, K_SCHEMA, K_HAS_READY, K_HAS_SCHEDULED, K_WAITERS,
+      K_INSTANCE = ROOT .. 'id', ROOT .. 'jobs', ROOT .. 'active', ROOT .. 'queues', ROOT .. 'unique',
+      ROOT .. 'stop', ROOT .. 'schema', ROOT .. 'has-ready', ROOT .. 'has-scheduled', ROOT .. 'waiters',
+      ROOT .. 'instance'
+    P_JOB, P_READY, P_SCHEDULED, P_COMPLETED, P_DEAD, CHANNEL = ROOT .. 'job:', ROOT .. 'ready:',
+      ROOT .. 'scheduled:', ROOT .. 'completed:', ROOT .. 'dead:', ROOT .. 'wake'
+  end
+  NOW = tonumber(argv[2])
+  if NOW == nil then
+    local time = redis.call('TIME')
+    NOW = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  end
+  INSTANCE, EVICTION_ALLOWED = argv[3], argv[4] == '1'
+  ready_queues, due_at, flagged_ready, flagged_scheduled = {}, {}, {}, {}
+end
 
 -- Whether the namespace is still the one the store opened: nil when it is, else the error to
 -- answer. Its instance marker missing, the server was emptied (FLUSHALL, a restart without
@@ -100,15 +123,11 @@ end
 -- A job as scripts return it (claim, listJobs; getJob reads the same fields): its id, then these
 -- fields in this order, false (nil) where absent. redis-store.ts reads this list from this line.
 local JOB_FIELDS = { 'q', 'n', 'p', 's', 'pr', 'ra', 'a', 'ma', 'to', 'uk', 'lt', 'le', 'w', 'e', 'r', 'c', 'u', 'f' }
--- Positions in a job reply (the id is 1), filled at the first look-up: most calls never look one
--- up (an enqueue without waiters). Filled on every call, they cost 3.1 µs, this table 0.7 µs (a
--- script doing nothing else took 2.0 µs; own server without AOF, 2,000 calls, medians of 7).
-local AT = setmetatable({}, {
-  __index = function(at, field)
-    for n, name in ipairs(JOB_FIELDS) do rawset(at, name, n + 1) end
-    return rawget(at, field)
-  end,
-})
+-- Positions in a job reply (the id is 1). Filled here, in plain Lua: a library of functions is
+-- loaded where no global but redis is defined (setmetatable, which filled it at the first look-up
+-- before, is not), and there this runs once, at load.
+local AT = {}
+for n = 1, #JOB_FIELDS do AT[JOB_FIELDS[n]] = n + 1 end
 
 local function job_reply(key, id)
   local job = redis.call('HMGET', key, unpack(JOB_FIELDS))
@@ -121,8 +140,13 @@ local function ready_member(run_at, id)
 end
 
 -- A job's score and member in its queue's ready zset: the one place that spells the claim order.
+-- The score is -priority, negated as text: a number argument of redis.call is formatted with
+-- %.17g (Redis 7.0), which cost more than the rest of a ZADD (callgrind, enqueue.lua's header).
+-- Priorities are integers the store wrote ('0', '-5'), so the text is the same as the number's.
 local function ready_entry(priority, run_at, id)
-  return -tonumber(priority), ready_member(run_at, id)
+  priority = tostring(priority)
+  local score = string.byte(priority) == 45 and string.sub(priority, 2) or '-' .. priority
+  return score, ready_member(run_at, id)
 end
 
 local function id_of_member(member)
@@ -131,7 +155,6 @@ end
 
 -- Wake-ups, published once per queue at the end of a script (publish_wakes): 'r<queue>' when a
 -- job became ready, 's<runAt> <queue>' for the earliest new scheduled job of a queue.
-local ready_queues, due_at = {}, {}
 local function wake_ready(queue)
   ready_queues[queue] = true
 end
@@ -145,14 +168,16 @@ local function publish_wakes()
   end
 end
 
--- Flags a queue as holding ready jobs (once per script) and wakes its waiters.
-local flagged_ready, flagged_scheduled = {}, {}
+-- Flags a queue as holding ready jobs (once per script) and wakes its waiters. Returns SADD's
+-- reply, 0 when the flag was set already, nil when this script had set it.
 local function flag_ready(queue)
+  local added
   if not flagged_ready[queue] then
     flagged_ready[queue] = true
-    redis.call('SADD', K_HAS_READY, queue)
+    added = redis.call('SADD', K_HAS_READY, queue)
   end
   wake_ready(queue)
+  return added
 end
 
 -- The ready zset of a queue's jobs of one name (see the ready zsets above).
@@ -174,13 +199,16 @@ local function remove_ready(queue, name, member)
   redis.call('ZREM', ready_name_key(queue, name), member)
 end
 
+-- run_at: a number, or its text (enqueue.lua). Returns as flag_ready does, for the has-scheduled flag.
 local function add_scheduled(queue, run_at, id)
   redis.call('ZADD', P_SCHEDULED .. queue, run_at, id)
+  local added
   if not flagged_scheduled[queue] then
     flagged_scheduled[queue] = true
-    redis.call('SADD', K_HAS_SCHEDULED, queue)
+    added = redis.call('SADD', K_HAS_SCHEDULED, queue)
   end
-  wake_due(queue, run_at)
+  wake_due(queue, tonumber(run_at))
+  return added
 end
 
 -- Puts a job back in line as ready (run_at <= NOW) or scheduled, by its hash fields.
