@@ -598,6 +598,16 @@ await whenAvailable(postgresUnreachableReason(), () => {
     await assert.rejects(store.enqueue({ jobs: [newJob(), newJob({ priority: 0.5 })] }), FerryError)
   })
 
+  test('the jobs table has no CHECK constraint, which every single-row write planned anew (migration 0011)', async (t) => {
+    const { open, schema } = tempSchema(t)
+    await open()
+    const checks = await adminQuery(
+      `SELECT conname FROM pg_constraint WHERE conrelid = $1::regclass AND contype = 'c'`,
+      [`"${schema}".jobs`],
+    )
+    assert.deepEqual(checks, [])
+  })
+
   test('one job without a unique key is delivered to a waiter of another store, or wakes one at its run time', async (t) => {
     const { open } = tempSchema(t)
     const worker = await open()
