@@ -8,6 +8,7 @@ import {
   binaryTextArray,
   enqueueArrays,
   enqueueResults,
+  joinedEnqueueParams,
   type ArrayEncoding,
 } from '../../src/store/postgres/postgres-encoding.js'
 import { newJob as job } from '../support/store-harness.js'
@@ -67,6 +68,36 @@ test('binaryEnqueueArrays passes integers that are none of their column on as pl
     [null, null],
   ])
   assert.ok(Buffer.isBuffer(values[2]), 'text stays binary')
+})
+
+test('joinedEnqueueParams joins each column, texts by U+001E and numbers by commas, NULL as an empty element', () => {
+  const jobs = [
+    job({ queue: 'mail', name: 'send', payload: '{"to":"é✓","cc":["a","b"]}', priority: -(2 ** 31) }),
+    job({ runAt: 2 ** 50, delayMs: 0, timeoutMs: 2 ** 31 - 1, maxAttempts: 1 }),
+    job({ delayMs: 86_400_000, priority: 2 ** 31 - 1, payload: '""' }),
+  ]
+  assert.deepEqual(joinedEnqueueParams(jobs), [
+    'mail\x1edefault\x1edefault',
+    'send\x1etest-job\x1etest-job',
+    '{"to":"é✓","cc":["a","b"]}\x1e{"n":1}\x1e""',
+    `${-(2 ** 31)},0,${2 ** 31 - 1}`,
+    `,${2 ** 50},`,
+    '0,0,86400000',
+    '25,1,25',
+    `,${2 ** 31 - 1},`,
+  ])
+})
+
+test('joinedEnqueueParams leaves to the arrays a batch with a unique key or a text holding its separator', () => {
+  for (const odd of [
+    job({ uniqueKey: 'k' }),
+    job({ uniqueKey: '' }),
+    job({ payload: '"a\x1eb"' }),
+    job({ queue: 'a\x1eb' }),
+    job({ name: 'a\x1eb' }),
+  ]) {
+    assert.equal(joinedEnqueueParams([job(), odd]), null, JSON.stringify(odd))
+  }
 })
 
 test('enqueueResults reads ids and created flags in input order', () => {

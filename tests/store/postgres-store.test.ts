@@ -42,6 +42,13 @@ async function appClient(t: Parameters<typeof defer>[0]): Promise<pg.Client> {
   return client
 }
 
+/** The columns of the jobs of these results, in id order. */
+function jobRows(schema: string, columns: string, results: readonly { id: string }[]) {
+  return adminQuery(`SELECT ${columns} FROM "${schema}".jobs WHERE id = ANY($1::bigint[]) ORDER BY id`, [
+    results.map((result) => result.id),
+  ])
+}
+
 /** A waiters row (migrations/0003_delivery.sql), bigints as text. */
 interface WaiterRow {
   id: string
@@ -564,7 +571,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
     }
   })
 
-  test("a batch's integers travel as binary arrays, stored as a caller's transaction stores them", async (t) => {
+  test("a batch's integers at their columns' limits are stored as a caller's transaction stores them", async (t) => {
     const { open, schema } = tempSchema(t)
     const store = await open()
     const app = await appClient(t)
@@ -583,19 +590,61 @@ await whenAvailable(postgresUnreachableReason(), () => {
       [...own, ...inTransaction].map((result) => result.created),
       [true, true, true, true, true, true],
     )
-    const rows = async (results: { id: string }[]) =>
-      adminQuery(`SELECT ${columns} FROM "${schema}".jobs WHERE id = ANY($1::bigint[]) ORDER BY id`, [
-        results.map((result) => result.id),
-      ])
+    const rows = (results: { id: string }[]) => jobRows(schema, columns, results)
     assert.deepEqual(await rows(own), await rows(inTransaction))
     assert.deepEqual(
       (await rows(own)).map((row) => row.run_at),
       [String(2 ** 50), String(now + 86_400_000), '1'],
     )
-    // What is no integer of the type's range is left for the server to refuse, as before
-    // (postgres-encoding.test.ts: such a batch's integers go as plain arrays).
+    // What is no integer of the type's range is left for the server to refuse, as before: in a
+    // batch without unique keys the digits JavaScript writes (sql/enqueue-joined.sql), and in one
+    // with a key a plain array (postgres-encoding.test.ts).
     await assert.rejects(store.enqueue({ jobs: [newJob(), newJob({ priority: 2 ** 31 })] }), FerryError)
     await assert.rejects(store.enqueue({ jobs: [newJob(), newJob({ priority: 0.5 })] }), FerryError)
+  })
+
+  test("a batch without unique keys, sent as joined text, is stored as a caller's transaction stores it", async (t) => {
+    const { open, schema } = tempSchema(t)
+    const store = await open()
+    const app = await appClient(t)
+    const now = 1_700_000_000_000
+    const batch = [
+      newJob({ payload: '{"text":"é✓, \\"quoted\\"\\u001e","list":[1,2]}', runAt: 2 ** 50, timeoutMs: 5 }),
+      newJob({ queue: 'other', name: 'x.y:z-1', priority: -3, delayMs: 86_400_000 }),
+      newJob({ payload: '""', maxAttempts: 1, timeoutMs: 2 ** 31 - 1 }),
+      // A caller of the store itself may send a text holding the separator: that batch goes as arrays.
+      newJob({ payload: '"\x1e"' }),
+    ]
+    const columns =
+      'queue, name, payload, state, priority, run_at::text, max_attempts, timeout_ms, created_at::text'
+    const rows = (results: { id: string }[]) => jobRows(schema, columns, results)
+    for (const jobs of [batch.slice(0, 3), batch]) {
+      const own = await store.enqueue({ jobs, now })
+      await app.query('BEGIN')
+      const inTransaction = await store.enqueue({ jobs, tx: app, now })
+      await app.query('COMMIT')
+      assert.ok(own.every((result) => result.created))
+      assert.deepEqual(await rows(own), await rows(inTransaction))
+      assert.deepEqual(
+        (await rows(own)).map((row) => [row.payload, row.state, row.run_at, row.timeout_ms]),
+        jobs.map((job, i) => [
+          job.payload,
+          i === 0 || i === 1 ? 'scheduled' : 'ready',
+          String(job.runAt ?? now + job.delayMs),
+          job.timeoutMs,
+        ]),
+      )
+    }
+  })
+
+  test('the jobs table has no CHECK constraint, which every single-row write planned anew (migration 0011)', async (t) => {
+    const { open, schema } = tempSchema(t)
+    await open()
+    const checks = await adminQuery(
+      `SELECT conname FROM pg_constraint WHERE conrelid = $1::regclass AND contype = 'c'`,
+      [`"${schema}".jobs`],
+    )
+    assert.deepEqual(checks, [])
   })
 
   test('one job without a unique key is delivered to a waiter of another store, or wakes one at its run time', async (t) => {

@@ -56,6 +56,7 @@ import {
   enqueueOneValues,
   isPlainSingle,
   isJobId,
+  joinedEnqueueParams,
   plainArrays,
   readyQueuesOf,
   settlementArrays,
@@ -182,11 +183,10 @@ export class PostgresStore implements Store {
       )
       results = [{ id: row!.id, created: true }]
     } else {
-      const [row] = await this.db.query<{ ids: string; created: string }>(
-        this.texts.enqueue,
-        [...binaryEnqueueArrays(jobs), now ?? null, tokenBase],
-        'enqueue',
-      )
+      const joined = joinedEnqueueParams(jobs)
+      const name = joined === null ? 'enqueue' : 'enqueue-joined'
+      const values = [...(joined ?? binaryEnqueueArrays(jobs)), now ?? null, tokenBase]
+      const [row] = await this.db.query<{ ids: string; created: string }>(this.texts[name], values, name)
       results = enqueueResults(row!)
     }
     this.waiting.enqueued(readyQueuesOf(jobs, now))
