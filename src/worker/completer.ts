@@ -51,6 +51,8 @@ export class Completer {
   private readonly onStoreError: (error: unknown) => void
   /** Ended, their outcome being written. */
   private readonly settling = new Map<string, ClaimedJob>()
+  /** Outcomes held back for the next one (settle's `holdMs`), each with what sends it now, in order. */
+  private readonly heldBack = new Map<string, () => void>()
   /** Set once the worker has finished: settlements waiting for a lock stop trying. */
   private finished = false
   /** Wakes finish() waiting for the last outcomes. */
@@ -68,7 +70,7 @@ export class Completer {
 
   /** Settlements wait for the next flush: it will carry a claim for the room they leave. */
   get hasPending(): boolean {
-    return this.batcher.hasPending
+    return this.batcher.hasPending || this.heldBack.size > 0
   }
 
   /** The jobs whose outcome is being written: their leases must be kept until it is. */
@@ -85,10 +87,17 @@ export class Completer {
    * Writes a job's settlement: resolves with the store's answer ('locked' if given up on while its
    * row stayed locked), rejects when the store stayed unreachable (the lease runs out and the job
    * runs again). The job leaves `jobs` before either.
+   *
+   * With `holdMs`, the settlement waits for the next one that is not held (it then goes first,
+   * in the same flush), or at most `holdMs`: the worker holds an outcome back while the next job
+   * of its slot, already started, is about to end, so that both share one commit, as two short
+   * inline jobs of one tick do. A settlement that is not held sends every held one with it.
    */
-  async settle(job: ClaimedJob, settlement: Settlement): Promise<SettleResult> {
+  async settle(job: ClaimedJob, settlement: Settlement, holdMs = 0): Promise<SettleResult> {
     this.settling.set(job.id, job)
     try {
+      if (holdMs > 0) return await this.holdBack(job.id, settlement, holdMs)
+      this.releaseHeld()
       return await this.submit(settlement)
     } finally {
       this.settling.delete(job.id)
@@ -101,6 +110,7 @@ export class Completer {
    * most `maxWaitMs`; outcomes still waiting for a lock are then left to their leases.
    */
   async finish(maxWaitMs: number): Promise<void> {
+    this.releaseHeld()
     await this.batcher.drain()
     const deadline = monotonicMs() + maxWaitMs
     while (this.settling.size > 0 && monotonicMs() < deadline) {
@@ -114,6 +124,24 @@ export class Completer {
       this.onSettled = null
     }
     this.finished = true
+  }
+
+  private holdBack(id: string, settlement: Settlement, holdMs: number): Promise<SettleResult> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => this.releaseHeld(), holdMs)
+      this.heldBack.set(id, () => {
+        clearTimeout(timer)
+        this.submit(settlement).then(resolve, reject)
+      })
+    })
+  }
+
+  /** Sends every held settlement to the next flush, in the order they were held. */
+  private releaseHeld(): void {
+    if (this.heldBack.size === 0) return
+    const held = [...this.heldBack.values()]
+    this.heldBack.clear()
+    for (const send of held) send()
   }
 
   private async submit(settlement: Settlement): Promise<SettleResult> {

@@ -10,6 +10,17 @@ import { decideSettlement, type AbortCause } from './retry-policy.js'
 import type { WorkerCounts, WorkerEvents } from './worker-events.js'
 import { monotonicMs } from '../core/monotonic.js'
 
+/**
+ * How long an outcome may wait for the outcome of the next job of its slot, which started as it
+ * ended, so that both share a commit: a commit costs about that (an fsync on SQLite 'full', a
+ * round trip on the servers), and a short job ends well within it. Inline, a short job's next one
+ * ends in the same tick and shares its commit anyway; isolated, its outcome comes back a message
+ * later, and 2,000 no-op jobs at concurrency 1 under processes took a commit each, against one
+ * per two inline (bench isolation-cost; strace counted the fsyncs). A longer job only delays the
+ * outcome before it by this much, written while it runs.
+ */
+export const OUTCOME_HOLD_MS = 1
+
 export interface JobSlotsOptions {
   store: Store
   executor: Executor
@@ -43,6 +54,16 @@ interface Running {
   startedAt: number
 }
 
+/** A held job handed to the executor to start when a running one ends (Executor.runNext), until it starts. */
+interface HandedOver {
+  abort: AttemptAbort
+  recall: AttemptAbort
+  /** Why the worker aborted it before it started (its lease was lost, a hard stop). */
+  cause: AbortCause | null
+  /** Once it started. */
+  running: Running | null
+}
+
 /**
  * The jobs a worker holds, from their claim until the store has their outcome: running in one of
  * `concurrency` slots, held ahead for the next free slot (prefetch), renewed before they start, or
@@ -56,6 +77,14 @@ export class JobSlots {
   private readonly running = new Map<string, Running>()
   /** Claimed ahead (prefetch), waiting for a free slot, in claim order. */
   private readonly held: ClaimedJob[] = []
+  /**
+   * Held jobs (still in `held`, in their place) also handed to the executor, which starts each the
+   * moment a running job ends: under threads and processes a busy child has it before the outcome
+   * it waits behind is even sent, so the two outcomes arrive together and share a commit.
+   */
+  private readonly handedOver = new Map<string, HandedOver>()
+  /** Jobs handed over that started, whose predecessor's outcome is still to come: it waits for theirs. */
+  private followersStarted = 0
   /** Held past half their lease (a freeze, a stall): being renewed before they start, each in a slot. */
   private readonly confirming = new Map<string, ClaimedJob>()
   /**
@@ -98,6 +127,11 @@ export class JobSlots {
     return this.held.length
   }
 
+  /** Held jobs handed to the executor that it has neither started nor given back yet. */
+  get handedOverCount(): number {
+    return this.handedOver.size
+  }
+
   /**
    * A claimed job (its lease granted by a call sent at `leasedAt`) runs now if a slot is free, else
    * waits in `held` for one.
@@ -109,12 +143,22 @@ export class JobSlots {
     } else {
       this.held.push(job)
       this.leaseKeeper.start()
+      this.handOver()
     }
   }
 
-  /** Aborts every running attempt: settled as snoozed until now, attempt unused. */
+  /** Aborts every running attempt: settled as snoozed until now, attempt unused. Held jobs handed over do not start. */
   abortAll(): void {
     for (const id of [...this.running.keys()]) this.abortJob(id, 'shutdown')
+    for (const handed of this.handedOver.values()) {
+      handed.cause ??= 'shutdown'
+      handed.abort.abort(new Error('aborted: shutdown'))
+    }
+  }
+
+  /** The worker stops: held jobs handed over that have not started stay held, and are given back. */
+  recallHandedOver(): void {
+    for (const handed of this.handedOver.values()) handed.recall.abort(new Error('the worker is stopping'))
   }
 
   /**
@@ -153,7 +197,7 @@ export class JobSlots {
    */
   private startJob(job: ClaimedJob): void {
     const { leaseMs } = this.options
-    if (monotonicMs() - (this.leaseSince.get(job.id) ?? -Infinity) <= leaseMs / 2) {
+    if (this.leaseIsFresh(job)) {
       this.execute(job)
       return
     }
@@ -164,9 +208,7 @@ export class JobSlots {
       ([result]) => {
         this.confirming.delete(job.id)
         if (result !== 'ok') {
-          this.forget(job.id)
-          this.counts.leaseLost++
-          this.options.emit('job:lease-lost', job)
+          this.lost(job)
           this.slotFreed()
         } else if (this.options.stopping()) {
           // Stopping: it goes back in line with the held ones.
@@ -189,30 +231,97 @@ export class JobSlots {
     )
   }
 
+  /** Its lease was granted or renewed less than half a lease ago: it may start without a renewal. */
+  private leaseIsFresh(job: ClaimedJob): boolean {
+    return monotonicMs() - (this.leaseSince.get(job.id) ?? -Infinity) <= this.options.leaseMs / 2
+  }
+
   /** The worker no longer holds this job's lease. */
   private forget(id: string): void {
     this.leaseSince.delete(id)
   }
 
   private execute(job: ClaimedJob): void {
+    const entry = this.begin(job, new AttemptAbort())
+    this.options.executor.run({ job, abort: entry.abort }).then(
+      (outcome) => this.settle(entry, outcome),
+      (error: unknown) => this.settle(entry, { kind: 'failed', error: toExecutorError(error) }),
+    )
+    this.handOver()
+  }
+
+  /** A job starts running in a slot: counted, announced, timed. */
+  private begin(job: ClaimedJob, abort: AttemptAbort): Running {
     const timeoutMs = job.timeoutMs ?? this.options.defaultTimeoutMs
-    const entry: Running = {
-      job,
-      abort: new AttemptAbort(),
-      cause: null,
-      timeoutMs,
-      timer: null,
-      startedAt: monotonicMs(),
-    }
+    const entry: Running = { job, abort, cause: null, timeoutMs, timer: null, startedAt: monotonicMs() }
     this.running.set(job.id, entry)
     this.counts.claimed++
     this.leaseKeeper.start()
     this.options.emit('job:claimed', job)
     if (timeoutMs !== null) entry.timer = setTimeout(() => this.abortJob(job.id, 'timeout'), timeoutMs)
-    this.options.executor.run({ job, abort: entry.abort }).then(
-      (outcome) => this.settle(entry, outcome),
-      (error: unknown) => this.settle(entry, { kind: 'failed', error: toExecutorError(error) }),
-    )
+    return entry
+  }
+
+  /**
+   * Hands held jobs, oldest first, to an executor that can queue them behind running ones
+   * (Executor.runNext), while it has room: each then starts the moment a running job ends, and
+   * reaches its child while the worker is still busy with the last commit. Only a job whose lease
+   * is fresh, and which may start no later than a job started here would (`startBy`).
+   */
+  private handOver(): void {
+    const { executor, leaseMs } = this.options
+    if (executor.runNext === undefined) return
+    for (const job of this.held) {
+      if (this.handedOver.has(job.id)) continue
+      if (this.options.stopping() || !this.leaseIsFresh(job)) return
+      const handed: HandedOver = {
+        abort: new AttemptAbort(),
+        recall: new AttemptAbort(),
+        cause: null,
+        running: null,
+      }
+      const outcome = executor.runNext({
+        job,
+        abort: handed.abort,
+        recall: handed.recall,
+        startBy: this.leaseSince.get(job.id)! + leaseMs / 2,
+        onStart: () => this.startedHandedOver(job, handed),
+      })
+      if (outcome === null) return
+      this.handedOver.set(job.id, handed)
+      outcome.then(
+        (result) => this.handedOverEnded(job, handed, result),
+        (error: unknown) =>
+          this.handedOverEnded(job, handed, { kind: 'failed', error: toExecutorError(error) }),
+      )
+    }
+  }
+
+  /** A job handed over started, as the one before it in its child ended: it takes that one's slot. */
+  private startedHandedOver(job: ClaimedJob, handed: HandedOver): void {
+    this.handedOver.delete(job.id)
+    this.held.splice(this.held.indexOf(job), 1)
+    this.followersStarted++
+    handed.running = this.begin(job, handed.abort)
+    handed.running.cause = handed.cause
+  }
+
+  /** A job handed over ended: settled if it started, else held again (or dropped, its lease lost). */
+  private handedOverEnded(job: ClaimedJob, handed: HandedOver, outcome: ExecutionOutcome | null): void {
+    if (outcome !== null) {
+      if (handed.running === null) this.startedHandedOver(job, handed)
+      this.settle(handed.running!, outcome)
+      return
+    }
+    this.handedOver.delete(job.id)
+    if (handed.cause === 'lease-lost') {
+      this.held.splice(this.held.indexOf(job), 1)
+      this.lost(job)
+      this.stopKeeperWhenNoLeases()
+    }
+    // Back to waiting in its place: a slot that freed meanwhile (its child died, or fell idle and
+    // asked for it) takes it now; a stopping worker gives it back.
+    this.slotFreed()
   }
 
   private abortJob(id: string, cause: AbortCause): void {
@@ -232,6 +341,9 @@ export class JobSlots {
    */
   private settle(entry: Running, outcome: ExecutionOutcome): void {
     if (entry.timer !== null) clearTimeout(entry.timer)
+    // A job handed over that started as this one ended has taken its slot, and ends soon.
+    const followed = this.followersStarted > 0
+    if (followed) this.followersStarted--
     this.options.onJobRan(monotonicMs() - entry.startedAt)
     const { job, cause: abortCause, timeoutMs } = entry
     const settlement = decideSettlement(
@@ -240,14 +352,16 @@ export class JobSlots {
     )
     this.running.delete(job.id)
     if (settlement === null) {
-      this.forget(job.id)
-      this.counts.leaseLost++
-      this.options.emit('job:lease-lost', job)
+      this.lost(job)
       this.slotFreed()
       this.stopKeeperWhenNoLeases()
       return
     }
-    const written = this.options.completer.settle(job, settlement)
+    const written = this.options.completer.settle(
+      job,
+      settlement,
+      followed ? OUTCOME_HOLD_MS : this.outcomeHoldMs(),
+    )
     this.slotFreed()
     written.then(
       (result) => {
@@ -291,12 +405,40 @@ export class JobSlots {
     }
   }
 
-  /** A job's handler ended: its slot takes the next held job, or the claim loop may use it. */
+  /**
+   * How long the outcome of a job that just ended may wait for the next one's (OUTCOME_HOLD_MS):
+   * while a held job is about to start in its slot at once. Nothing waits behind a slot that
+   * frees without a next job: the claim loop, or the room it leaves, needs the outcome written.
+   */
+  private outcomeHoldMs(): number {
+    const next = this.nextHeld()
+    return next === undefined || this.busyCount >= this.options.concurrency || !this.leaseIsFresh(next)
+      ? 0
+      : OUTCOME_HOLD_MS
+  }
+
+  /** The held job a free slot takes next: the oldest not handed over, none while stopping. */
+  private nextHeld(): ClaimedJob | undefined {
+    if (this.options.stopping()) return undefined
+    return this.handedOver.size === 0 ? this.held[0] : this.held.find((job) => !this.handedOver.has(job.id))
+  }
+
+  /**
+   * A job's handler ended (or a job handed over came back unstarted): a free slot takes the next
+   * held job, or the claim loop may use it. A job handed over may have taken the slot already.
+   */
   private slotFreed(): void {
     this.options.onJobEnded()
-    const next = this.options.stopping() ? undefined : this.held.shift()
-    if (next !== undefined) this.startJob(next)
-    else this.options.onRoom()
+    if (this.busyCount < this.options.concurrency) {
+      const next = this.nextHeld()
+      if (next === undefined) {
+        this.options.onRoom()
+        return
+      }
+      this.held.splice(this.held.indexOf(next), 1)
+      this.startJob(next)
+    }
+    this.handOver()
   }
 
   /** The store has the job's outcome (or gave up on it): the worker holds its lease no longer. */
@@ -312,16 +454,27 @@ export class JobSlots {
 
   /** The lease keeper found a lease gone: a running job is aborted, a held one dropped. */
   private leaseLost(id: string): void {
+    const handed = this.handedOver.get(id)
+    if (handed !== undefined) {
+      // Dropped once the executor gives it back; aborted, as a running one, if it started meanwhile.
+      handed.cause = 'lease-lost'
+      handed.abort.abort(new Error('aborted: lease-lost'))
+      return
+    }
     const at = this.held.findIndex((job) => job.id === id)
     if (at === -1) {
       this.abortJob(id, 'lease-lost')
       return
     }
-    const [job] = this.held.splice(at, 1)
-    this.forget(job!.id)
-    this.counts.leaseLost++
-    this.options.emit('job:lease-lost', job!)
+    this.lost(this.held.splice(at, 1)[0]!)
     this.stopKeeperWhenNoLeases()
+  }
+
+  /** The job's lease is no longer this worker's, and the job did not run (or its outcome cannot be written). */
+  private lost(job: ClaimedJob): void {
+    this.forget(job.id)
+    this.counts.leaseLost++
+    this.options.emit('job:lease-lost', job)
   }
 }
 

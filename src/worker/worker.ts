@@ -446,6 +446,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (this.stopReason !== null) return
     this.stopReason = reason
     this.emit('worker:stopping', reason)
+    this.slots.recallHandedOver()
     this.interruptWait()
   }
 
@@ -462,7 +463,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** After the loop: let running jobs end (or abort them on a hard stop), settle, release. */
   private async finish(): Promise<void> {
     if (this.timeLimitTimer !== null) clearTimeout(this.timeLimitTimer)
-    while (this.slots.busyCount > 0) {
+    // A job handed over to the executor either starts (and runs to its end) or comes back held.
+    while (this.slots.busyCount > 0 || this.slots.handedOverCount > 0) {
       if (this.hardStop) this.abortRunning()
       await this.waitForCapacity()
     }

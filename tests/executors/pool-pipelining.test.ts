@@ -6,31 +6,11 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { AttemptAbort } from '../../src/worker/executors/executor.js'
-import type { ChildPool } from '../../src/worker/executors/pool/child-pool.js'
-import type { PoolExecutorOptions } from '../../src/worker/executors/pool/pool-options.js'
-import { ProcessesExecutor, ThreadsExecutor } from '../../src/worker/executors/pool-executors.js'
 import { claimedJob } from '../conformance/executor.case.js'
-import { capture, completedResult, POOL_HANDLERS, runJob } from './pool-helpers.js'
+import { completedResult, POOLED, runJob, type Timed } from './pool-helpers.js'
 
-interface Timed {
-  where: string
-  start: number
-  end: number
-}
-
-const STRATEGIES: [string, (options: PoolExecutorOptions) => ChildPool][] = [
-  ['processes', (options) => new ProcessesExecutor(POOL_HANDLERS, options)],
-  ['threads', (options) => new ThreadsExecutor(POOL_HANDLERS, options)],
-]
-
-for (const [strategy, create] of STRATEGIES) {
+for (const [strategy, pool] of POOLED) {
   describe(`pipelining: ${strategy}`, () => {
-    const pool = async (options: PoolExecutorOptions = {}): Promise<ChildPool> => {
-      const executor = create({ size: 1, stdout: capture().stream, stderr: capture().stream, ...options })
-      await executor.start()
-      return executor
-    }
-
     test('a job handed ahead runs in the same child once the one before it has ended', async () => {
       const executor = await pool()
       try {

@@ -12,6 +12,22 @@ export interface Execution {
 }
 
 /**
+ * An attempt handed over before a slot is free for it (Executor.runNext): it starts the moment one
+ * of the running attempts ends, with no round trip through the worker in between.
+ */
+export interface NextExecution extends Execution {
+  /**
+   * monotonicMs() past which it must not start any more: its lease was granted or renewed half a
+   * lease before. Then it never starts, and the worker renews its lease first (JobSlots).
+   */
+  startBy: number
+  /** Runs as it starts; its outcome then follows as run()'s does. */
+  onStart: () => void
+  /** Takes it back unstarted; does nothing once it has started. */
+  recall: AttemptAbort
+}
+
+/**
  * An attempt's abort switch. The handler's AbortSignal is made only when the handler reads it:
  * an AbortController and its listeners per job were 11% of a no-op job's cost (bench
  * worker-throughput profile), and most handlers never look at the signal.
@@ -91,6 +107,14 @@ export interface Executor {
   readonly jobNames: ReadonlySet<string>
   /** Never rejects: every way an attempt can end is an outcome. */
   run(execution: Execution): Promise<ExecutionOutcome>
+  /**
+   * Optional: queues an attempt behind one that runs, to start as soon as that one ends, without
+   * waiting for the worker to hear of the end and hand it over (an isolating pool sends it ahead to
+   * a busy child). Null at once when there is no room for it there. The promise resolves with its
+   * outcome once it started (onStart), or with null when it never did: recalled, aborted, past
+   * `startBy` when its turn came, or the child it waited in died first.
+   */
+  runNext?(execution: NextExecution): Promise<ExecutionOutcome | null> | null
   /** Stops pools. Attempts still running are aborted. */
   close(): Promise<void>
 }

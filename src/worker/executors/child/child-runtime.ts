@@ -1,6 +1,7 @@
 import { FerryError } from '../../../core/errors.js'
 import { serializePayload } from '../../../core/payload.js'
 import type { ClaimedJob } from '../../../core/job.js'
+import { monotonicMs } from '../../../core/monotonic.js'
 import { AttemptAbort, type ExecutionOutcome } from '../executor.js'
 import { InlineExecutor } from '../inline.js'
 import {
@@ -39,7 +40,7 @@ export function runChild(transport: ChildTransport): void {
   let running: { jobId: string; abort: AttemptAbort } | null = null
   /** From a job's start until its outcome has left. */
   let busy = false
-  const queue: ClaimedJob[] = []
+  const queue: { job: ClaimedJob; startBy?: number }[] = []
   let reportMemory = false
   const stderr = recordStderr()
 
@@ -59,7 +60,7 @@ export function runChild(transport: ChildTransport): void {
   const startNext = (): void => {
     if (busy || queue.length === 0) return
     busy = true
-    void run(queue.shift()!)
+    void run(queue.shift()!.job)
   }
 
   const finished = (): void => {
@@ -78,6 +79,12 @@ export function runChild(transport: ChildTransport): void {
     if ((outcome.kind === 'failed' || outcome.kind === 'permanent') && stderrTail !== '') {
       outcome.error.stderrTail = stderrTail
     }
+    // Before the outcome leaves: the parent takes a job that waited here as started once it has
+    // that outcome, unless the job came back first.
+    if (queue.length > 0) {
+      const now = monotonicMs()
+      withdraw(({ startBy }) => startBy !== undefined && now > startBy)
+    }
     reply(job.id, outcome)
   }
 
@@ -95,13 +102,13 @@ export function runChild(transport: ChildTransport): void {
     }
   }
 
-  /** Gives back the waiting jobs (all of them, or the one named) that have not started. */
-  const withdraw = (jobId: string | null): void => {
+  /** Gives back the waiting jobs that have not started and match. */
+  const withdraw = (matches: (waiting: (typeof queue)[number]) => boolean): void => {
     for (let i = queue.length - 1; i >= 0; i--) {
-      const job = queue[i]!
-      if (jobId !== null && job.id !== jobId) continue
+      const waiting = queue[i]!
+      if (!matches(waiting)) continue
       queue.splice(i, 1)
-      transport.send(withdrawnMessage(job.id))
+      transport.send(withdrawnMessage(waiting.job.id))
     }
   }
 
@@ -112,17 +119,17 @@ export function runChild(transport: ChildTransport): void {
         void load(message.handlers)
         break
       case 'run':
-        queue.push(message.job)
+        queue.push(message)
         startNext()
         break
       case 'abort':
         if (running?.jobId !== message.jobId) break
         running.abort.abort(new Error(message.reason))
         // The parent retires a child whose handler was aborted: what waits here runs elsewhere.
-        withdraw(null)
+        withdraw(() => true)
         break
       case 'withdraw':
-        withdraw(message.jobId)
+        withdraw(({ job }) => job.id === message.jobId)
         break
       case 'exit':
         transport.close()

@@ -17,8 +17,11 @@ export type ParentMessage =
   /**
    * Run one attempt; answered by `outcome`. A child runs one at a time: one that arrives while
    * another runs (handed ahead) waits, and starts once the running one's outcome has left.
+   * `startBy`: one that waited must not start past this monotonicMs() (its lease may no longer be
+   * the worker's): it is given back (`withdrawn`) before that outcome leaves. process.hrtime's
+   * clock is the machine's, so the parent's figure holds in a child process too.
    */
-  | { type: 'run'; job: ClaimedJob }
+  | { type: 'run'; job: ClaimedJob; startBy?: number }
   /**
    * Abort the running attempt's signal: its timeout, a shutdown or a lost lease. Jobs waiting in
    * the child are given back (`withdrawn`): the parent retires a child whose handler was aborted.
@@ -52,8 +55,9 @@ export function loadMessage(handlers: string, reportMemory: boolean): ParentMess
   return { type: 'load', handlers, reportMemory }
 }
 
-export function runMessage(job: ClaimedJob): ParentMessage {
-  return { type: 'run', job }
+export function runMessage(job: ClaimedJob, startBy?: number): ParentMessage {
+  // No deadline goes as none: JSON, the processes' serialization, turns Infinity into null.
+  return startBy === undefined || startBy === Infinity ? { type: 'run', job } : { type: 'run', job, startBy }
 }
 
 export function abortMessage(jobId: string, reason: string): ParentMessage {

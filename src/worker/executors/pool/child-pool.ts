@@ -4,7 +4,7 @@ import { FerryError, ValidationError } from '../../../core/errors.js'
 import type { HandlerSource } from '../../handler-module.js'
 import type { ChildMessage } from '../child/protocol.js'
 import { appendToTail } from '../child/stderr-tail.js'
-import type { ChildExitDetail, Execution, ExecutionOutcome, Executor } from '../executor.js'
+import type { ChildExitDetail, Execution, ExecutionOutcome, Executor, NextExecution } from '../executor.js'
 import type { ChildExit, ChildSpawner } from './child-handle.js'
 import { PoolChild, type Attempt, type Waiting } from './pool-child.js'
 import { poolSettings, type PoolExecutorOptions, type PoolSettings } from './pool-options.js'
@@ -131,6 +131,33 @@ export class ChildPool implements Executor {
     })
   }
 
+  /**
+   * The worker's next job for a slot, sent ahead to a busy child that can take it (canHandAhead):
+   * the child starts it as soon as it sent its running job's outcome, and the worker hears of both
+   * at once. Never to an idle child, nor past attempts waiting here (they started, for the worker).
+   */
+  runNext(next: NextExecution): Promise<ExecutionOutcome | null> | null {
+    if (this.closing || this.waiting.length > 0 || next.abort.aborted || next.recall.aborted) return null
+    if (!this.names.has(next.job.name)) return null
+    let child: PoolChild | undefined
+    for (const candidate of this.children) {
+      if (this.canHandAhead(candidate)) {
+        child = candidate
+        break
+      }
+    }
+    if (child === undefined) return null
+    const busy = child
+    return new Promise((resolve) => {
+      const handOver = { startBy: next.startBy, started: next.onStart, notStarted: () => resolve(null) }
+      const attempt = this.attemptOf(busy, { execution: next, resolve, handOver })
+      next.recall.onAbort(() => {
+        if (busy.next === attempt && !attempt.withdrawing && !attempt.aborted) busy.withdrawNext()
+      })
+      busy.handAhead(attempt)
+    })
+  }
+
   /** Asks every child to exit (aborting running attempts first), kills stragglers, resolves when all are gone. */
   async close(): Promise<void> {
     this.closing = true
@@ -233,15 +260,19 @@ export class ChildPool implements Executor {
   }
 
   private attemptOf(child: PoolChild, waiting: Waiting): Attempt {
-    const { execution, resolve } = waiting
-    const attempt: Attempt = { execution, resolve, waiting, aborted: false, withdrawing: false }
+    const attempt: Attempt = { ...waiting, waiting, aborted: false, withdrawing: false }
+    const { execution } = waiting
     execution.abort.onAbort(() => child.abort(attempt, 'aborted'))
     return attempt
   }
 
-  /** An attempt handed ahead that never started: to another child, or ended if it was aborted. */
+  /**
+   * An attempt handed ahead that never started: to another child, or ended if it was aborted; the
+   * worker's own (runNext) back to the worker.
+   */
   private giveBack(attempt: Attempt): void {
-    if (attempt.aborted || this.closing) attempt.resolve({ kind: 'aborted' })
+    if (attempt.handOver !== undefined) attempt.handOver.notStarted()
+    else if (attempt.aborted || this.closing) attempt.resolve({ kind: 'aborted' })
     else this.waiting.unshift(attempt.waiting)
   }
 

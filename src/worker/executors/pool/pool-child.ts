@@ -13,6 +13,16 @@ import type { ChildExit, ChildHandle, ChildSpawner } from './child-handle.js'
 export interface Waiting {
   execution: Execution
   resolve: (outcome: ExecutionOutcome) => void
+  /** Handed over by the worker before a slot was free (Executor.runNext): it only ever waits in a busy child. */
+  handOver?: HandOver
+}
+
+/** What the pool owes a NextExecution: its deadline, and word of whether it started. */
+export interface HandOver {
+  startBy: number
+  started: () => void
+  /** It never started: given back, and the worker decides where it runs. */
+  notStarted: () => void
 }
 
 /** An attempt handed to a child. */
@@ -136,7 +146,7 @@ export class PoolChild {
   /** Hands it an attempt to start once the running one's outcome has left (pipelining). */
   handAhead(attempt: Attempt): void {
     this.next = attempt
-    this.handle.send(runMessage(attempt.execution.job))
+    this.handle.send(runMessage(attempt.execution.job, attempt.handOver?.startBy))
   }
 
   /**
@@ -153,6 +163,7 @@ export class PoolChild {
       // No abort is pending any more (a killed child stays killed: its exit is on its way).
       if (this.current === 'aborting') this.enter('busy')
       this.begin(next)
+      next.handOver?.started()
     }
     return ended
   }
