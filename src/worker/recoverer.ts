@@ -58,7 +58,7 @@ export class Recoverer {
   private nextExpiryIn: number | null = null
 
   constructor(private readonly options: RecovererOptions) {
-    this.monotonicNow = options.monotonicNow ?? (() => monotonicMs())
+    this.monotonicNow = options.monotonicNow ?? monotonicMs
   }
 
   start(): void {

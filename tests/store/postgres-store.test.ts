@@ -14,7 +14,8 @@ import { PostgresStore } from '../../src/postgres.js'
 import { migrations, sql } from '../../src/store/postgres/generated/assets.js'
 import { enqueueArrays, plainArrays } from '../../src/store/postgres/postgres-encoding.js'
 import { PostgresSchema } from '../../src/store/postgres/postgres-migrations.js'
-import { DELIVERY_LEASE_MS } from '../../src/store/store.js'
+import { DELIVERY_LEASE_MS, type EnqueueResult } from '../../src/store/store.js'
+import type { NewJob } from '../../src/core/job.js'
 import { tempDatabase } from '../support/sqlite-harness.js'
 import {
   adminQuery,
@@ -47,6 +48,23 @@ function jobRows(schema: string, columns: string, results: readonly { id: string
   return adminQuery(`SELECT ${columns} FROM "${schema}".jobs WHERE id = ANY($1::bigint[]) ORDER BY id`, [
     results.map((result) => result.id),
   ])
+}
+
+/**
+ * The same jobs enqueued by the store on its own connections, then inside a caller's transaction
+ * (`tx`), which takes the plain arrays: what each way stored must be the same.
+ */
+async function enqueueBothWays(
+  store: Store,
+  app: pg.Client,
+  jobs: NewJob[],
+  now: number,
+): Promise<{ own: EnqueueResult[]; inTransaction: EnqueueResult[] }> {
+  const own = await store.enqueue({ jobs, now })
+  await app.query('BEGIN')
+  const inTransaction = await store.enqueue({ jobs, tx: app, now })
+  await app.query('COMMIT')
+  return { own, inTransaction }
 }
 
 /** A waiters row (migrations/0003_delivery.sql), bigints as text. */
@@ -582,10 +600,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
       newJob({ queue: 'q', runAt: 1 }),
     ]
     const columns = 'queue, state, priority, run_at::text, max_attempts, timeout_ms'
-    const own = await store.enqueue({ jobs: batch, now })
-    await app.query('BEGIN')
-    const inTransaction = await store.enqueue({ jobs: batch, tx: app, now })
-    await app.query('COMMIT')
+    const { own, inTransaction } = await enqueueBothWays(store, app, batch, now)
     assert.deepEqual(
       [...own, ...inTransaction].map((result) => result.created),
       [true, true, true, true, true, true],
@@ -619,10 +634,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
       'queue, name, payload, state, priority, run_at::text, max_attempts, timeout_ms, created_at::text'
     const rows = (results: { id: string }[]) => jobRows(schema, columns, results)
     for (const jobs of [batch.slice(0, 3), batch]) {
-      const own = await store.enqueue({ jobs, now })
-      await app.query('BEGIN')
-      const inTransaction = await store.enqueue({ jobs, tx: app, now })
-      await app.query('COMMIT')
+      const { own, inTransaction } = await enqueueBothWays(store, app, jobs, now)
       assert.ok(own.every((result) => result.created))
       assert.deepEqual(await rows(own), await rows(inTransaction))
       assert.deepEqual(
