@@ -480,12 +480,12 @@ export class PostgresStore implements Store {
       const [row] = await this.db.query<{ at: string }>(this.texts['control-request-stop'], [now ?? null])
       const at = Number(row!.at)
       this.waiting.stopRequestedAt(at, { wake: true })
-      return { stopRequestedAt: at }
+      return { stopRequestedAt: at, queues: [] /* r21: not yet */ }
     }
     const [row] = await this.db.query<{ at: string }>(this.texts.control, [], 'control')
     const at = row === undefined ? null : Number(row.at)
     this.waiting.stopRequestedAt(at, { wake: false })
-    return { stopRequestedAt: at }
+    return { stopRequestedAt: at, queues: [] /* r21: not yet */ }
   }
 
   // ── internals ──────────────────────────────────────────────────────────────────────────────

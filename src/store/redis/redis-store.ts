@@ -426,11 +426,11 @@ export class RedisStore implements Store {
     const { requestStop = false, now } = params
     // control-request-stop.lua answers with the record as it now stands: no second read.
     if (requestStop)
-      return { stopRequestedAt: (await this.scripts.run('control-request-stop', now, [])) as number }
+      return { stopRequestedAt: (await this.scripts.run('control-request-stop', now, [])) as number, queues: [] /* r21: not yet */ }
     try {
       const at = await this.redis.get(this.keys.stop)
       this.waiting.stopRead(at)
-      return { stopRequestedAt: at === null ? null : Number(at) }
+      return { stopRequestedAt: at === null ? null : Number(at), queues: [] /* r21: not yet */ }
     } catch (error) {
       throw toStoreError(error, 'control', this.keys)
     }

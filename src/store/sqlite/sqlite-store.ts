@@ -419,7 +419,7 @@ export class SqliteStore implements Store {
     const at = this.connection.read(
       () => this.connection.statement('control').pluck().get() as number | undefined,
     )
-    return { stopRequestedAt: at ?? null }
+    return { stopRequestedAt: at ?? null, queues: [] /* r21: not yet */ }
   }
 
   // ── internals ──────────────────────────────────────────────────────────────────────────────
