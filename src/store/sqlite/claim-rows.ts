@@ -2,13 +2,16 @@
  * The claim's transaction body, shared by claim() and settle()'s claim: due scheduled jobs become
  * ready, then the next ready ones are read queue by queue, name by name (sql/claim-next-named.sql;
  * a claim without names asks for every name with ready jobs, sql/claim-ready-names.sql), merged,
- * and leased all at once (sql/claim.sql). It runs inside a
+ * and leased all at once (sql/claim.sql). Queue control is read in the same transaction
+ * (sql/queue-control-list.sql): a paused queue gives nothing, a limited one no more than the room its
+ * live leases leave, and the rest comes from the next queues. It runs inside a
  * write transaction of the caller's, on every busy worker's step: its statements are prepared once
  * and reused, and its cost is the jobs it takes, not the backlog.
  */
 import type { ClaimParams } from '../store.js'
 import { newLeaseTokenBase } from '../kernel/lease-tokens.js'
 import type { JobRow } from '../kernel/jobs.js'
+import type { QueueControlRow } from '../kernel/queue-control.js'
 import type { SqliteConnection } from './sqlite-connection.js'
 
 /** The rows leased, in claim order. */
@@ -18,12 +21,15 @@ export function claimRows(
   at: number,
 ): JobRow<number>[] {
   connection.statement('claim-promote-due').run({ now: at })
+  const controls = queueControls(connection)
   const ids: number[] = []
   for (const queue of queues) {
     const remaining = limit - ids.length
     if (remaining <= 0) break
+    const room = controls === null ? remaining : roomIn(connection, controls.get(queue), remaining, at)
+    if (room <= 0) continue
     const queueNames = names ?? readyNames(connection, queue)
-    for (const id of nextIdsNamed(connection, queue, queueNames, remaining)) ids.push(id)
+    for (const id of nextIdsNamed(connection, queue, queueNames, room)) ids.push(id)
   }
   if (ids.length === 0) return []
   const leased = connection.statement('claim').all({
@@ -36,6 +42,26 @@ export function claimRows(
   // RETURNING gives no order: restore the claim order.
   const position = new Map(ids.map((id, i) => [id, i]))
   return leased.sort((a, b) => position.get(a.id)! - position.get(b.id)!)
+}
+
+/** The queues with a setting, by name; null when none has one (the usual case, read as one empty scan). */
+export function queueControls(connection: SqliteConnection): Map<string, QueueControlRow> | null {
+  const rows = connection.statement('queue-control-list').all() as QueueControlRow[]
+  return rows.length === 0 ? null : new Map(rows.map((row) => [row.queue, row]))
+}
+
+/** How many jobs a queue may give this claim, of the `wanted`: none when paused, at most its room. */
+function roomIn(
+  connection: SqliteConnection,
+  control: QueueControlRow | undefined,
+  wanted: number,
+  at: number,
+): number {
+  if (control === undefined) return wanted
+  if (control.paused_at !== null) return 0
+  if (control.concurrency === null) return wanted
+  const live = connection.statement('claim-live-leases').pluck().get({ queue: control.queue, now: at }) as number
+  return Math.min(wanted, Number(control.concurrency) - live)
 }
 
 /** The names that have ready jobs in a queue: one index seek each (a skip scan). */

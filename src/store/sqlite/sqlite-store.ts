@@ -51,6 +51,13 @@ import { purgeInChunks } from '../kernel/purge.js'
 import { checkSettlements } from '../kernel/settlements.js'
 import { foldStats } from '../kernel/stats.js'
 import { claimRows } from './claim-rows.js'
+import {
+  changedQueue,
+  changeFreesWork,
+  queueRowAfter,
+  toQueueControls,
+  type QueueControlRow,
+} from '../kernel/queue-control.js'
 import { enqueueRows } from './enqueue-rows.js'
 import { type JobRow, toClaimedRow, toJob } from '../kernel/jobs.js'
 import { settleRows } from './settle-rows.js'
@@ -98,6 +105,11 @@ export class SqliteStore implements Store {
   private readonly hub: WakeHub
   private readonly fileWatch: SqliteFileWatch
   private closed = false
+  /**
+   * The queues with a concurrency limit, as this store last read them (each control() call, which
+   * a worker makes about once a second): a settle wakes this process's waiters there.
+   */
+  private limitedQueues: string[] = []
 
   static async open(options: SqliteStoreOptions): Promise<SqliteStore> {
     return preparedOrClosed(new SqliteStore(options), async (store) => {
@@ -187,6 +199,9 @@ export class SqliteStore implements Store {
       }
     })
     if (rescheduled) this.wakeAfterReschedule()
+    // A settled job may leave room under a queue's limit for a worker of this process waiting
+    // there; those of other processes wake on the commit itself (the file watch).
+    if (this.limitedQueues.length > 0 && settlements.length > 0) this.hub.notify(this.limitedQueues)
     return { settled, claimed: rows.map(toClaimedRow) }
   }
 
@@ -409,20 +424,34 @@ export class SqliteStore implements Store {
     this.assertOpen('control')
     checkControlParams(params)
     const { requestStop = false, now } = params
-    if (requestStop) {
-      this.connection.write(() =>
-        this.connection.statement('control-request-stop').run({ now: now ?? Date.now() }),
-      )
-      this.hub.broadcast('notified')
-      this.fileWatch.ring()
+    const queue = changedQueue(params)
+    if (requestStop || queue !== null) {
+      this.connection.write((lockedAt) => {
+        const at = now ?? lockedAt
+        if (requestStop) this.connection.statement('control-request-stop').run({ now: at })
+        if (queue !== null) this.changeQueue(params, queue, at)
+      })
     }
-    const at = this.connection.read(
-      () => this.connection.statement('control').pluck().get() as number | undefined,
-    )
-    return { stopRequestedAt: at ?? null, queues: [] /* r21: not yet */ }
+    if (requestStop) this.hub.broadcast('notified')
+    else if (queue !== null && changeFreesWork(params)) this.hub.notify([queue])
+    if (requestStop || queue !== null) this.fileWatch.ring()
+    const { at, rows } = this.connection.read(() => ({
+      at: this.connection.statement('control').pluck().get() as number | undefined,
+      rows: this.connection.statement('queue-control-list').all() as QueueControlRow[],
+    }))
+    this.limitedQueues = rows.filter((row) => row.concurrency !== null).map((row) => row.queue)
+    return { stopRequestedAt: at ?? null, queues: toQueueControls(rows) }
   }
 
   // ── internals ──────────────────────────────────────────────────────────────────────────────
+
+  /** Applies a control call's queue change inside its write transaction. */
+  private changeQueue(params: ControlParams, queue: string, at: number): void {
+    const current = this.connection.statement('queue-control-get').get({ queue }) as QueueControlRow | undefined
+    const row = queueRowAfter(params, queue, current ?? null, at)
+    if (row === null) this.connection.statement('queue-control-delete').run({ queue })
+    else this.connection.statement('queue-control-put').run(row)
+  }
 
   private nextDueAt(): number | null {
     return this.connection.read(
