@@ -333,8 +333,7 @@ export interface QueueLimits {
 }
 
 export type QueueLimitChange = { queue: string } & (
-  | ({ clear?: false } & Partial<QueueLimits>)
-  | { clear: true }
+  ({ clear?: false } & Partial<QueueLimits>) | { clear: true }
 )
 
 /** A queue's control settings: a queue without any is not listed. */

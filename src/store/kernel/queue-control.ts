@@ -77,7 +77,5 @@ export function toQueueControl(row: QueueControlRow): QueueControl {
 
 /** The rows as the record lists them: by queue name. */
 export function toQueueControls(rows: readonly QueueControlRow[]): QueueControl[] {
-  return rows
-    .map(toQueueControl)
-    .sort((a, b) => (a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : 0))
+  return rows.map(toQueueControl).sort((a, b) => (a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : 0))
 }

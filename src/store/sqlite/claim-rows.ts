@@ -60,7 +60,10 @@ function roomIn(
   if (control === undefined) return wanted
   if (control.paused_at !== null) return 0
   if (control.concurrency === null) return wanted
-  const live = connection.statement('claim-live-leases').pluck().get({ queue: control.queue, now: at }) as number
+  const live = connection
+    .statement('claim-live-leases')
+    .pluck()
+    .get({ queue: control.queue, now: at }) as number
   return Math.min(wanted, Number(control.concurrency) - live)
 }
 

@@ -447,7 +447,8 @@ export class SqliteStore implements Store {
 
   /** Applies a control call's queue change inside its write transaction. */
   private changeQueue(params: ControlParams, queue: string, at: number): void {
-    const current = this.connection.statement('queue-control-get').get({ queue }) as QueueControlRow | undefined
+    const current = this.connection.statement('queue-control-get').get({ queue }) as
+      QueueControlRow | undefined
     const row = queueRowAfter(params, queue, current ?? null, at)
     if (row === null) this.connection.statement('queue-control-delete').run({ queue })
     else this.connection.statement('queue-control-put').run(row)

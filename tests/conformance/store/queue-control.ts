@@ -35,7 +35,10 @@ export function queueControlCases({ test, deliveryTest }: ConformanceCases): voi
     test('keeps a pause with when, by whom and why, and forgets it on resume', async ({ store }) => {
       const t = Date.now()
       assert.deepEqual((await store.control()).queues, [])
-      const record = await store.control({ pause: { queue: 'mail', reason: 'provider down', by: 'ops' }, now: t })
+      const record = await store.control({
+        pause: { queue: 'mail', reason: 'provider down', by: 'ops' },
+        now: t,
+      })
       const paused: QueueControl = {
         queue: 'mail',
         paused: { at: t, by: 'ops', reason: 'provider down' },
@@ -56,10 +59,16 @@ export function queueControlCases({ test, deliveryTest }: ConformanceCases): voi
         ['a-first', 'mail'],
         'listed by name',
       )
-      assert.deepEqual((await store.control({ resume: { queue: 'mail' } })).queues.map((q) => q.queue), ['a-first'])
+      assert.deepEqual(
+        (await store.control({ resume: { queue: 'mail' } })).queues.map((q) => q.queue),
+        ['a-first'],
+      )
       // Resuming a queue that runs changes nothing.
       await store.control({ resume: { queue: 'never-paused' } })
-      assert.deepEqual((await store.control()).queues.map((q) => q.queue), ['a-first'])
+      assert.deepEqual(
+        (await store.control()).queues.map((q) => q.queue),
+        ['a-first'],
+      )
       assert.equal((await store.control()).stopRequestedAt, null, 'a pause is not a stop request')
     })
 
@@ -171,7 +180,11 @@ export function queueControlCases({ test, deliveryTest }: ConformanceCases): voi
         limits: { concurrency: 2 },
       })
       await store.control({ resume: { queue: 'api' } })
-      assert.deepEqual(await settingsOf(store, 'api'), { queue: 'api', paused: null, limits: { concurrency: 2 } })
+      assert.deepEqual(await settingsOf(store, 'api'), {
+        queue: 'api',
+        paused: null,
+        limits: { concurrency: 2 },
+      })
       await store.control({ limit: { queue: 'api', concurrency: null } })
       assert.equal(await settingsOf(store, 'api'), undefined, 'a queue without settings is not listed')
       await store.control({ limit: { queue: 'api', concurrency: 3 } })
@@ -197,7 +210,11 @@ export function queueControlCases({ test, deliveryTest }: ConformanceCases): voi
 
     test('a limited queue falls through to the next queue of the list', async ({ store }) => {
       const t = Date.now()
-      const [h1, h2, l1] = await enqueueJobs(store, t, [{ queue: 'high' }, { queue: 'high' }, { queue: 'low' }])
+      const [h1, h2, l1] = await enqueueJobs(store, t, [
+        { queue: 'high' },
+        { queue: 'high' },
+        { queue: 'low' },
+      ])
       await store.control({ limit: { queue: 'high', concurrency: 1 } })
       assert.deepEqual(ids(await claimAt(store, t, { queues: ['high', 'low'], limit: 10 })), [h1, l1])
       assert.deepEqual(await claimAt(store, t, { queues: ['high'], limit: 10 }), [])
@@ -243,28 +260,31 @@ export function queueControlCases({ test, deliveryTest }: ConformanceCases): voi
       assert.equal((await claimAt(h.store, Date.now())).length, 1)
     })
 
-    deliveryTest('an enqueue hands a waiter no more than the limit leaves room for', async (h, waitForJobs) => {
-      const peer = await h.openPeer()
-      const t = Date.now()
-      await h.store.control({ limit: { queue: 'default', concurrency: 2 } })
-      await enqueueJob(h.store, t)
-      const [held] = await claimAt(h.store, t, { workerId: 'holder' })
-      assert.ok(held)
-      const claim = { limit: 5, leaseMs: LEASE_MS, workerId: 'waiter' }
-      for (let attempt = 1; ; attempt++) {
-        const waiting = waitForJobs({ queues: ['default'], timeoutMs: 3 * SECOND, claim })
-        await new Promise((resolve) => setTimeout(resolve, 100 * attempt))
-        await enqueueJobs(peer, Date.now(), [{}, {}, {}])
-        const wake = await within(4 * SECOND, 'waitForJobs', waiting)
-        if (wake.reason !== 'delivered') {
-          assert.ok(attempt < 5, 'no wait was registered in time in 5 attempts')
-          continue
+    deliveryTest(
+      'an enqueue hands a waiter no more than the limit leaves room for',
+      async (h, waitForJobs) => {
+        const peer = await h.openPeer()
+        const t = Date.now()
+        await h.store.control({ limit: { queue: 'default', concurrency: 2 } })
+        await enqueueJob(h.store, t)
+        const [held] = await claimAt(h.store, t, { workerId: 'holder' })
+        assert.ok(held)
+        const claim = { limit: 5, leaseMs: LEASE_MS, workerId: 'waiter' }
+        for (let attempt = 1; ; attempt++) {
+          const waiting = waitForJobs({ queues: ['default'], timeoutMs: 3 * SECOND, claim })
+          await new Promise((resolve) => setTimeout(resolve, 100 * attempt))
+          await enqueueJobs(peer, Date.now(), [{}, {}, {}])
+          const wake = await within(4 * SECOND, 'waitForJobs', waiting)
+          if (wake.reason !== 'delivered') {
+            assert.ok(attempt < 5, 'no wait was registered in time in 5 attempts')
+            continue
+          }
+          assert.equal(wake.jobs.length, 1, 'one slot was left under the limit')
+          assert.deepEqual(await claimAt(h.store, Date.now(), { workerId: 'other' }), [])
+          return
         }
-        assert.equal(wake.jobs.length, 1, 'one slot was left under the limit')
-        assert.deepEqual(await claimAt(h.store, Date.now(), { workerId: 'other' }), [])
-        return
-      }
-    })
+      },
+    )
   })
 
   describe('queue control: bad input', () => {
@@ -292,7 +312,10 @@ export function queueControlCases({ test, deliveryTest }: ConformanceCases): voi
       await refused({ limit: { queue: 'q', clear: true, concurrency: 2 } as never }, 'limit.concurrency')
       await refused({ limit: { queue: 'q', concurency: 2 } as never }, 'limit.concurency')
       await refused({ pause: { queue: 'q' }, resume: { queue: 'q' } }, 'resume')
-      await refused({ pause: { queue: 'q' }, requestStop: true, limit: { queue: 'q', concurrency: 1 } }, 'limit')
+      await refused(
+        { pause: { queue: 'q' }, requestStop: true, limit: { queue: 'q', concurrency: 1 } },
+        'limit',
+      )
       assert.deepEqual(await store.control(), before, 'nothing changed')
     })
   })
