@@ -56,6 +56,7 @@ export const JOB_COUNT_KEYS = [
   'active',
   'completed',
   'dead',
+  'expired',
   'recentCompletedCount',
   'recentDeadCount',
 ] as const

@@ -27,6 +27,7 @@ export interface JobError {
     | 'permanent' // the handler asked for no further attempts
     | 'cancelled' // cancelled by an operator
     | 'unknown_handler' // no handler is registered for the job's name
+    | 'expired' // not started by its start deadline (expiresAt): never run
   message: string
   name?: string
   stack?: string
@@ -52,6 +53,10 @@ export interface Job {
   /** Per-attempt time limit; null means the worker's default. */
   timeoutMs: number | null
   uniqueKey: string | null
+  /** The job's group (a tenant, a customer, an API key): what per-group limits count; null: none. */
+  group: string | null
+  /** The start deadline: a job not started by then never runs, and ends dead (cause 'expired'). */
+  expiresAt: number | null
   lastError: JobError | null
   /** The handler's return value, for completed jobs. */
   result: unknown
@@ -84,6 +89,10 @@ export interface NewJob {
   maxAttempts: number
   timeoutMs: number | null
   uniqueKey: string | null
+  group: string | null
+  /** Absolute start deadline; when null, `expiresInMs` from the store's clock (none if null too). */
+  expiresAt: number | null
+  expiresInMs: number | null
 }
 
 export const DEFAULT_QUEUE = 'default'

@@ -149,6 +149,12 @@ export interface FindExpiredLeasesResult {
   leases: ExpiredLease[]
   /** When the next lease that has not run out yet will (if it is not renewed first), or null. */
   nextExpiresAt: number | null
+  /**
+   * Whether some job that has not started (ready or scheduled) is past its start deadline: then
+   * recoverExpired with `expireJobs` ends it. Claims end those of their queues themselves; this
+   * catches the rest (a paused queue's, a queue nobody works).
+   */
+  startDeadlinesPassed: boolean
 }
 
 export interface RecoverParams {
@@ -167,6 +173,11 @@ export interface RecoverParams {
    * saw the store's clock step back.
    */
   clampLeases?: boolean
+  /**
+   * Also end, as dead with cause 'expired', up to `limit` jobs not started by their start deadline
+   * (ready or scheduled, in any queue, paused ones included).
+   */
+  expireJobs?: boolean
 }
 
 export interface RecoverResult {
@@ -176,6 +187,8 @@ export interface RecoverResult {
   dead: JobId[]
   /** Leases moved by `clampLeases`; 0 without it. */
   clamped: number
+  /** Jobs ended by `expireJobs`; empty without it. */
+  expired: JobId[]
 }
 
 export interface WaitParams {
@@ -265,6 +278,8 @@ export interface QueueStats {
   active: number
   completed: number
   dead: number
+  /** Of the dead jobs, those that were never started by their start deadline (cause 'expired'). */
+  expired: number
   /** Jobs that completed, and that went dead, within the last recentWindowMs: throughput. */
   recentCompletedCount: number
   recentDeadCount: number

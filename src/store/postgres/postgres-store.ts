@@ -310,7 +310,7 @@ export class PostgresStore implements Store {
   }: RecoverParams = {}): Promise<RecoverResult> {
     this.assertOpen('recoverExpired')
     assertInteger(limit, 'limit', { min: 1 })
-    const result: RecoverResult = { retried: [], dead: [], clamped: 0 }
+    const result: RecoverResult = { retried: [], dead: [], clamped: 0, expired: [] /* r21: not yet */ }
     // A statement of its own before the recovery: it runs only at a worker's start and after a
     // backward step, and the leases it moves were not expired, so the recovery's answer is the same.
     if (clampLeases) {
@@ -358,6 +358,7 @@ export class PostgresStore implements Store {
     return {
       now: Number(first!.now),
       nextExpiresAt: first!.next_expires_at === null ? null : Number(first!.next_expires_at),
+      startDeadlinesPassed: false /* r21: not yet */,
       leases: rows.flatMap((row) =>
         row.id === null
           ? []

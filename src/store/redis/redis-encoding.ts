@@ -55,6 +55,8 @@ export function toJob(reply: JobReply): Job {
     maxAttempts: Number(reply[AT.ma!]),
     timeoutMs: numberOr('to', null),
     uniqueKey: text('uk'),
+    group: text('g'),
+    expiresAt: numberOr('x', null),
     lastError: lastError === null ? null : (JSON.parse(lastError) as JobError),
     result: result === null ? null : (JSON.parse(result) as unknown),
     workerId: text('w'),

@@ -321,10 +321,15 @@ export class RedisStore implements Store {
       for (const { id, leaseToken, leaseExpiresAt } of leases) {
         if (isJobId(id) && typeof leaseToken === 'string') args.push(id, leaseToken, integer(leaseExpiresAt))
       }
-      if (args.length === 2) return { retried: [], dead: [], clamped }
+      if (args.length === 2) return { retried: [], dead: [], clamped, expired: [] /* r21: not yet */ }
     }
     const [retried, dead] = (await this.scripts.run('recover-expired', now, args)) as [string[], string[]]
-    return { retried: retried.sort(compareIds), dead: dead.sort(compareIds), clamped }
+    return {
+      retried: retried.sort(compareIds),
+      dead: dead.sort(compareIds),
+      clamped,
+      expired: [] /* r21: not yet */,
+    }
   }
 
   async findExpiredLeases({
@@ -342,6 +347,7 @@ export class RedisStore implements Store {
     return {
       now: serverNow,
       nextExpiresAt: next === '' ? null : Number(next),
+      startDeadlinesPassed: false /* r21: not yet */,
       leases: leases.map(([id, leaseToken, leaseExpiresAt, leaseMs]) => ({
         id: String(id),
         leaseToken,
@@ -426,7 +432,10 @@ export class RedisStore implements Store {
     const { requestStop = false, now } = params
     // control-request-stop.lua answers with the record as it now stands: no second read.
     if (requestStop)
-      return { stopRequestedAt: (await this.scripts.run('control-request-stop', now, [])) as number, queues: [] /* r21: not yet */ }
+      return {
+        stopRequestedAt: (await this.scripts.run('control-request-stop', now, [])) as number,
+        queues: [] /* r21: not yet */,
+      }
     try {
       const at = await this.redis.get(this.keys.stop)
       this.waiting.stopRead(at)

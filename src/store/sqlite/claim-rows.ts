@@ -10,7 +10,7 @@
  */
 import type { ClaimParams } from '../store.js'
 import { newLeaseTokenBase } from '../kernel/lease-tokens.js'
-import type { JobRow } from '../kernel/jobs.js'
+import { EXPIRED_ERROR, type JobRow } from '../kernel/jobs.js'
 import type { QueueControlRow } from '../kernel/queue-control.js'
 import type { SqliteConnection } from './sqlite-connection.js'
 
@@ -20,6 +20,7 @@ export function claimRows(
   { queues, names, limit, leaseMs, workerId }: ClaimParams,
   at: number,
 ): JobRow<number>[] {
+  expireJobs(connection, at, EXPIRE_PER_CLAIM)
   connection.statement('claim-promote-due').run({ now: at })
   const controls = queueControls(connection)
   const ids: number[] = []
@@ -42,6 +43,21 @@ export function claimRows(
   // RETURNING gives no order: restore the claim order.
   const position = new Map(ids.map((id, i) => [id, i]))
   return leased.sort((a, b) => position.get(a.id)! - position.get(b.id)!)
+}
+
+/**
+ * Jobs past their start deadline that a claim ends before it picks. More are left for the next
+ * claim (or the recoverer's sweep); the claim's own update skips them meanwhile.
+ */
+const EXPIRE_PER_CLAIM = 1000
+const EXPIRED_ERROR_JSON = JSON.stringify(EXPIRED_ERROR)
+
+/** Ends, as dead with cause 'expired', up to `limit` jobs not started by their start deadline; their ids. */
+export function expireJobs(connection: SqliteConnection, at: number, limit: number): number[] {
+  return connection
+    .statement('claim-expire')
+    .pluck()
+    .all({ now: at, last_error: EXPIRED_ERROR_JSON, limit }) as number[]
 }
 
 /** The queues with a setting, by name; null when none has one (the usual case, read as one empty scan). */

@@ -50,7 +50,7 @@ import { preparedOrClosed, usedThenClosed } from '../kernel/lifecycle.js'
 import { purgeInChunks } from '../kernel/purge.js'
 import { checkSettlements } from '../kernel/settlements.js'
 import { foldStats } from '../kernel/stats.js'
-import { claimRows } from './claim-rows.js'
+import { claimRows, expireJobs } from './claim-rows.js'
 import {
   changedQueue,
   changeFreesWork,
@@ -247,10 +247,11 @@ export class SqliteStore implements Store {
     limit = RECOVER_LIMIT_DEFAULT,
     leases,
     clampLeases = false,
+    expireJobs: expireStarts = false,
   }: RecoverParams = {}): Promise<RecoverResult> {
     this.assertOpen('recoverExpired')
     assertInteger(limit, 'limit', { min: 1 })
-    const result: RecoverResult = { retried: [], dead: [], clamped: 0 }
+    const result: RecoverResult = { retried: [], dead: [], clamped: 0, expired: [] }
     // Without leases given: those expired now, found by a read first, so the usual answer (none)
     // takes no write lock. Clamped leases were not expired, so they are not among them.
     const candidates = leases ?? this.connection.read(() => this.expiredLeases(now ?? Date.now(), limit))
@@ -259,6 +260,10 @@ export class SqliteStore implements Store {
         (lockedAt) =>
           this.connection.statement('recover-expired-clamp-leases').run({ now: now ?? lockedAt }).changes,
       )
+    }
+    if (expireStarts) {
+      const ended = this.connection.write((lockedAt) => expireJobs(this.connection, now ?? lockedAt, limit))
+      result.expired = ended.sort((a, b) => a - b).map(String)
     }
     if (candidates.length === 0) return result
     const rows = this.connection.write(
@@ -296,6 +301,8 @@ export class SqliteStore implements Store {
       leases: this.expiredLeases(at, limit),
       nextExpiresAt: this.connection.statement('find-expired-leases-next-expiry').pluck().get({ now: at }) as
         number | null,
+      startDeadlinesPassed:
+        this.connection.statement('find-expired-start-deadline').get({ now: at }) !== undefined,
     }))
   }
 
@@ -347,13 +354,15 @@ export class SqliteStore implements Store {
     const { now, recentWindowMs = 60_000 } = params
     const at = now ?? Date.now()
     type CountRow = { queue: string; state: JobState; count: number }
-    const [rows, recent] = this.connection.read(() => [
+    const [rows, recent, expired] = this.connection.read(() => [
       this.connection.statement('stats').all({ now: at }) as CountRow[],
       this.connection.statement('stats-recent').all({ since: at - recentWindowMs }) as CountRow[],
+      this.connection.statement('stats-expired').all() as CountRow[],
     ])
     return foldStats(
       [
         ...rows.map(({ queue, state, count }) => ({ queue, of: state, count })),
+        ...expired.map(({ queue, count }) => ({ queue, of: 'expired' as const, count })),
         ...recent.map(({ queue, state, count }) => ({
           queue,
           of: state === 'completed' ? ('recentCompleted' as const) : ('recentDead' as const),

@@ -297,7 +297,12 @@ export function adminCases({ test }: ConformanceCases): void {
       assert.deepEqual((await store.settle({ settlements: [completed(job)], now: t + 20 })).settled, [
         'lease_lost',
       ])
-      assert.deepEqual(await store.recoverExpired({ now: t + HOUR }), { retried: [], dead: [], clamped: 0 })
+      assert.deepEqual(await store.recoverExpired({ now: t + HOUR }), {
+        retried: [],
+        dead: [],
+        clamped: 0,
+        expired: [],
+      })
       assert.deepEqual(view(await getExisting(store, job.id)), cancelled)
     })
 

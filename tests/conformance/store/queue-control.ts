@@ -19,6 +19,7 @@ import {
   enqueueJob,
   claimAt,
   completed,
+  getExisting,
   ids,
   type ConformanceCases,
 } from './kit.js'
@@ -285,6 +286,80 @@ export function queueControlCases({ test, deliveryTest }: ConformanceCases): voi
         }
       },
     )
+  })
+
+  describe('start deadlines', () => {
+    test('a job not started by its deadline is never claimed, and ends dead with cause expired', async ({
+      store,
+    }) => {
+      const t = Date.now()
+      const [expiring, plain, later] = await enqueueJobs(store, t, [
+        { expiresInMs: MINUTE },
+        {},
+        { expiresAt: t + HOUR },
+      ])
+      const at = t + MINUTE
+      assert.deepEqual(ids(await claimAt(store, at)), [plain, later], 'the expired job is passed over')
+      const job = await getExisting(store, expiring!)
+      assert.equal(job.state, 'dead')
+      assert.equal(job.attempts, 0, 'never run')
+      assert.equal(job.expiresAt, t + MINUTE)
+      assert.equal(job.finishedAt, at)
+      assert.equal(job.lastError?.kind, 'expired')
+      assert.equal((await getExisting(store, later!)).expiresAt, t + HOUR, 'an absolute deadline')
+      const [stats] = await store.stats({ now: at })
+      assert.equal(stats?.dead, 1)
+      assert.equal(stats?.expired, 1, 'counted in stats')
+    })
+
+    test('a job claimed before its deadline runs, and settles, whenever it finishes', async ({ store }) => {
+      const t = Date.now()
+      const id = await enqueueJob(store, t, { expiresInMs: SECOND })
+      const [job] = await claimAt(store, t, {}, id)
+      const { settled } = await store.settle({ settlements: [completed(job)], now: t + HOUR })
+      assert.deepEqual(settled, ['ok'])
+      assert.equal((await getExisting(store, id)).state, 'completed')
+    })
+
+    test("a delayed job whose deadline passes while its queue is paused ends dead by the recoverer's sweep", async ({
+      store,
+    }) => {
+      const t = Date.now()
+      await store.control({ pause: { queue: 'default' }, now: t })
+      const [id] = await enqueueJobs(store, t, [{ delayMs: MINUTE, expiresInMs: 2 * MINUTE }])
+      const before = await store.findExpiredLeases({ now: t + MINUTE })
+      assert.equal(before.startDeadlinesPassed, false, 'due, but not past its deadline')
+      const after = t + 2 * MINUTE
+      assert.equal((await store.findExpiredLeases({ now: after })).startDeadlinesPassed, true)
+      const result = await store.recoverExpired({ now: after, leases: [], expireJobs: true })
+      assert.deepEqual(result.expired, [id])
+      assert.equal((await getExisting(store, id!)).lastError?.kind, 'expired')
+      assert.equal((await store.findExpiredLeases({ now: after })).startDeadlinesPassed, false)
+      await store.control({ resume: { queue: 'default' } })
+      assert.deepEqual(await claimAt(store, after), [], 'never run, even once resumed')
+    })
+
+    test('a retried expired job runs again without its deadline', async ({ store }) => {
+      const t = Date.now()
+      const id = await enqueueJob(store, t, { expiresInMs: SECOND })
+      await claimAt(store, t + MINUTE)
+      assert.equal(await store.retry({ ids: [id], now: t + MINUTE }), 1)
+      assert.equal((await getExisting(store, id)).expiresAt, null)
+      await claimAt(store, t + HOUR, {}, id)
+    })
+
+    test('every job of a batch keeps its own deadline and group', async ({ store }) => {
+      const t = Date.now()
+      const jobs = Array.from({ length: 130 }, (_, i) =>
+        i % 3 === 0 ? { expiresInMs: MINUTE, group: 'tenant-a' } : i % 3 === 1 ? { group: 'tenant-b' } : {},
+      )
+      const enqueued = await enqueueJobs(store, t, jobs)
+      const stored = (await store.listJobs({ ids: enqueued })).jobs
+      assert.deepEqual(
+        stored.map((job) => [job.group, job.expiresAt]),
+        jobs.map((job) => [job.group ?? null, job.expiresInMs === undefined ? null : t + MINUTE]),
+      )
+    })
   })
 
   describe('queue control: bad input', () => {
