@@ -77,10 +77,10 @@ test('stats shows each queue paused or limited, in the table and in --json', asy
   assert.match(lines[0]!, /\bCONTROL$/)
   assert.match(
     lines[1]!,
-    /^api\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+concurrency 3$/,
+    /^api\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+concurrency 3$/,
     'a queue with a setting and no job',
   )
-  assert.match(lines[2]!, /^mail\s+1\s+0\s+0\s+0\s+0\s+0\s+0\s+paused$/)
+  assert.match(lines[2]!, /^mail\s+1\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+paused$/)
   assert.match(lines[4]!, /^mail paused .+ by ada: provider down$/)
 
   const report = JSON.parse((await runCli(db.url, ['stats', '--json'])).stdout) as {

@@ -45,6 +45,7 @@ export function registerStats(program: Command): void {
             'ACTIVE',
             'COMPLETED',
             'DEAD',
+            'EXPIRED',
             'COMPLETED/MIN',
             'DEAD/MIN',
             'CONTROL',
