@@ -33,6 +33,11 @@ export interface RedisKeys {
   readonly instance: string
   /** Workers waiting for deliveries right now (lua/lib/deliver.lua). */
   readonly waiters: string
+  /** The queues with a queue control setting (a set); each has its hash, queueControl(queue). */
+  readonly queueControls: string
+  queueControl(queue: string): string
+  /** The leases of a queue's active jobs while it has a concurrency limit (zset expiry -> id). */
+  leases(queue: string): string
   /** The hash of one job. */
   job(id: string): string
   /** Every key of the namespace, for SCAN MATCH (tests clean up with it). */
@@ -65,6 +70,7 @@ export function redisKeys(namespace: string = DEFAULT_NAMESPACE): RedisKeys {
       key('has-scheduled'),
       key('waiters'),
       key('instance'),
+      key('queue-controls'),
     ],
     scriptPrefixes: [
       jobPrefix,
@@ -72,6 +78,8 @@ export function redisKeys(namespace: string = DEFAULT_NAMESPACE): RedisKeys {
       key('scheduled:'),
       key('completed:'),
       key('dead:'),
+      key('queue-control:'),
+      key('leases:'),
       key('wake'),
     ],
     channel: key('wake'),
@@ -80,6 +88,9 @@ export function redisKeys(namespace: string = DEFAULT_NAMESPACE): RedisKeys {
     schema: key('schema'),
     instance: key('instance'),
     waiters: key('waiters'),
+    queueControls: key('queue-controls'),
+    queueControl: (queue) => key(`queue-control:${queue}`),
+    leases: (queue) => key(`leases:${queue}`),
     job: (id) => jobPrefix + id,
     pattern: `ferry:{${namespace}}:*`,
   }

@@ -11,9 +11,15 @@ import type { Delivery } from '../kernel/delivery.js'
 import { jobIdCheck } from '../kernel/job-ids.js'
 import { toClaimedJob } from '../kernel/jobs.js'
 import { newLeaseTokenBase } from '../kernel/lease-tokens.js'
+import {
+  changedQueue,
+  changeFreesWork,
+  type QueueControlRow,
+  toQueueControls,
+} from '../kernel/queue-control.js'
 import { checkSettlements, foldResults } from '../kernel/settlements.js'
 import type { StatsCount } from '../kernel/stats.js'
-import type { ClaimParams, SettleResult } from '../store.js'
+import type { ClaimParams, ControlParams, ControlRecord, SettleResult } from '../store.js'
 import { jobFields } from './generated/assets.js'
 
 /** Ids are drawn by INCRBY and travel through Lua's doubles: at most 16 digits stay exact. */
@@ -158,6 +164,43 @@ export function mergeSettled(
   count: number,
 ): SettleResult[] {
   return foldResults(count, 'lease_lost', [['ok', sent.filter((_, n) => reply[n] === 1)]])
+}
+
+/**
+ * lua/control.lua's arguments: the stop request, then the queue change (checked before: at most
+ * one), whether it may free work for the queue's waiters, and its values. Optional text goes as ''
+ * for none or '=' and the text, so that an empty text stays one.
+ */
+export function controlArgs(params: ControlParams): string[] {
+  const { requestStop = false, pause, resume, limit } = params
+  const change = pause ? 'pause' : resume ? 'resume' : limit ? 'limit' : ''
+  const args = [
+    requestStop ? '1' : '',
+    change,
+    changedQueue(params) ?? '',
+    changeFreesWork(params) ? '1' : '',
+  ]
+  const optional = (text: string | undefined): string => (text === undefined ? '' : `=${text}`)
+  if (pause) args.push(optional(pause.by), optional(pause.reason))
+  // Concurrency is the only limit: clearing them all, or setting it to null, removes it.
+  if (limit) args.push(limit.clear === true || limit.concurrency == null ? '' : integer(limit.concurrency))
+  return args
+}
+
+/** lua/control.lua's reply: the stop time's text (or null), then five values per queue with a setting. */
+export function toControlRecord([stop, flat]: [string | null, (string | null)[]]): ControlRecord {
+  const rows: QueueControlRow[] = []
+  for (let i = 0; i < flat.length; i += 5) {
+    const [queue, pausedAt, pausedBy, pauseReason, concurrency] = flat.slice(i, i + 5)
+    rows.push({
+      queue: queue!,
+      paused_at: pausedAt ?? null,
+      paused_by: pausedBy ?? null,
+      pause_reason: pauseReason ?? null,
+      concurrency: concurrency ?? null,
+    })
+  }
+  return { stopRequestedAt: stop === null ? null : Number(stop), queues: toQueueControls(rows) }
 }
 
 /** What each of the counts after a queue's name in lua/stats.lua's reply is of, in order. */

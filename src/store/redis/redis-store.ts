@@ -70,6 +70,7 @@ import { redisKeys, type RedisKeys } from './keys.js'
 import {
   AT,
   claimArgs,
+  controlArgs,
   enqueueArgs,
   integer,
   isJobId,
@@ -79,6 +80,7 @@ import {
   settleArgs,
   statsCounts,
   toClaimedReply,
+  toControlRecord,
   toJob,
 } from './redis-encoding.js'
 import {
@@ -429,20 +431,15 @@ export class RedisStore implements Store {
   async control(params: ControlParams = {}): Promise<ControlRecord> {
     this.assertOpen('control')
     checkControlParams(params)
-    const { requestStop = false, now } = params
-    // control-request-stop.lua answers with the record as it now stands: no second read.
-    if (requestStop)
-      return {
-        stopRequestedAt: (await this.scripts.run('control-request-stop', now, [])) as number,
-        queues: [] /* r21: not yet */,
-      }
-    try {
-      const at = await this.redis.get(this.keys.stop)
-      this.waiting.stopRead(at)
-      return { stopRequestedAt: at === null ? null : Number(at), queues: [] /* r21: not yet */ }
-    } catch (error) {
-      throw toStoreError(error, 'control', this.keys)
-    }
+    // lua/control.lua applies the change and answers with the record as it now stands: one call.
+    const reply = (await this.scripts.run('control', params.now, controlArgs(params))) as [
+      string | null,
+      (string | null)[],
+    ]
+    // What a worker reads after a wake-up: the stop request its waiters know of from now on. A
+    // request made here is left to its own wake-up ('x'), as every other process sees it.
+    if (params.requestStop !== true) this.waiting.stopRead(reply[0])
+    return toControlRecord(reply)
   }
 
   /** The jobs of these ids that exist, in the order asked: one HMGET each, pipelined. */

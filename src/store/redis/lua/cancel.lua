@@ -4,12 +4,14 @@
 -- flags: allow-oom
 -- KEYS, ARGV 1-4: the common layout (prelude.lua).
 -- ARGV FIRST: the error JSON to store; then the ids.
+-- Publishes: 'r<queue>' for a queue with a concurrency limit that a cancelled active job makes
+--   room in (untrack_lease, prelude.lua).
 -- Returns: how many jobs were cancelled. An id whose hash is gone (evicted) counts as no job; it
 --   leaves the jobs index and the active zset (forget_job, prelude.lua).
 local count = 0
 for i = FIRST + 1, #ARGV do
   local id, key = ARGV[i], P_JOB .. ARGV[i]
-  local job = redis.call('HMGET', key, 's', 'q', 'pr', 'ra', 'n')
+  local job = redis.call('HMGET', key, 's', 'q', 'pr', 'ra', 'n', 'lq')
   local state, queue = job[1], job[2]
   local was_open = true
   if not queue then
@@ -24,6 +26,7 @@ for i = FIRST + 1, #ARGV do
     if redis.call('ZCARD', P_READY .. queue) == 0 then redis.call('SREM', K_HAS_READY, queue) end
   elseif state == 'active' then
     redis.call('ZREM', K_ACTIVE, id)
+    if job[6] then untrack_lease(key, queue, id) end
   else
     was_open = false
   end
@@ -34,4 +37,5 @@ for i = FIRST + 1, #ARGV do
     count = count + 1
   end
 end
+publish_wakes()
 return count

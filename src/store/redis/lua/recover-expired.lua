@@ -10,6 +10,8 @@
 -- KEYS, ARGV 1-4: the common layout (prelude.lua).
 -- ARGV FIRST: limit; FIRST + 1: 'all', or 'leases' then three per lease: id, token, expiry.
 -- Returns: { {retried ids}, {dead ids} }.
+-- Publishes: 'r<queue>' for jobs back in line, and for a queue with a concurrency limit that a
+--   recovered job makes room in (untrack_lease, prelude.lua).
 -- Uses: the active zset (one range read for 'all'; nothing when no lease has run out). An entry
 --   whose job hash is gone (evicted) is dropped (forget_job, prelude.lua).
 local candidates = {}
@@ -24,7 +26,7 @@ local retried, dead = {}, {}
 for _, candidate in ipairs(candidates) do
   local id = candidate[1]
   local key = P_JOB .. id
-  local job = redis.call('HMGET', key, 's', 'q', 'pr', 'ra', 'a', 'ma', 'w', 'lt', 'le', 'dv', 'n')
+  local job = redis.call('HMGET', key, 's', 'q', 'pr', 'ra', 'a', 'ma', 'w', 'lt', 'le', 'dv', 'n', 'lq')
   local expires_at = tonumber(job[9])
   if not job[2] then
     redis.call('ZREM', K_ACTIVE, id)
@@ -32,6 +34,7 @@ for _, candidate in ipairs(candidates) do
   elseif job[1] == 'active' and expires_at and expires_at <= NOW
     and (candidate[2] == nil or (job[8] == candidate[2] and expires_at == tonumber(candidate[3]))) then
     redis.call('ZREM', K_ACTIVE, id)
+    if job[12] then untrack_lease(key, job[2], id) end
     redis.call('HDEL', key, 'lt', 'le', 'w', 'dv')
     if job[10] then
       redis.call('HINCRBY', key, 'a', -1)

@@ -26,9 +26,14 @@
 --   waiters (hash waiter id -> its registration as JSON: deliver.lua). Never persisted nor
 --   replicated (written under REPL_NONE): a waiter lives only as long as its connection.
 --   instance marker (string: a random id that migrate.lua writes once; checked below)
+--   queue controls: the queues with a setting (set of queue names: control.lua), each with its
+--   hash (below). A claim looks them up with one SMISMEMBER (queue_room).
 -- The prefixes (P_ names), completed by an id or a queue name: job (hash), ready (zset), scheduled
---   (zset runAt -> id), completed (zset finishedAt -> id), dead (zset finishedAt -> id); and the
---   wake channel (a shard channel: SPUBLISH, so on Redis Cluster it stays on the namespace's node).
+--   (zset runAt -> id), completed (zset finishedAt -> id), dead (zset finishedAt -> id), queue
+--   control (hash of a queue with a setting: paused_at, paused_by, pause_reason, concurrency, each
+--   absent when null; no hash when it has none), leases (zset leaseExpiresAt -> id: the active
+--   jobs of a queue with a concurrency limit, kept only while it has one: track_lease below); and
+--   the wake channel (a shard channel: SPUBLISH, so on Redis Cluster it stays on the namespace's node).
 -- ARGV 2: now (epoch ms), or '' to use the server's clock (TIME), one clock for every host.
 -- ARGV 3: the instance marker the store read when it opened ('' only for migrate.lua at open).
 -- ARGV 4: '1' when the store was opened with allowEviction (the server may evict keys), else ''.
@@ -41,7 +46,8 @@
 -- Job hash fields: q queue, n name, p payload (JSON text), s state, pr priority, ra runAt,
 --   a attempts, ma maxAttempts, to timeoutMs, uk uniqueKey, lt lease token, le leaseExpiresAt,
 --   w workerId, e lastError (JSON), r result (JSON), c createdAt, u updatedAt, f finishedAt, dv 1
---   while an active job was delivered to a waiter that has not taken it (deliver.lua). Of an active
+--   while an active job was delivered to a waiter that has not taken it (deliver.lua), lq 1 while
+--   its lease is in its queue's leases zset (its queue has a concurrency limit). Of an active
 --   job, u is when its lease was last set (claim, renewal, take): le - u is the lease's length.
 --   A null is an absent field. Left out to keep an enqueue cheap: a absent is 0 attempts, u absent
 --   is createdAt (never updated); the id is in the key (hashes of layout 1 may still hold 'id').
@@ -58,7 +64,8 @@
 -- functions is loaded, rather than on every call (redis-scripts.ts).
 local KEYS, ARGV, ROOT, NOW, INSTANCE, EVICTION_ALLOWED
 local K_ID, K_JOBS, K_ACTIVE, K_QUEUES, K_UNIQUE, K_STOP, K_SCHEMA, K_HAS_READY, K_HAS_SCHEDULED, K_WAITERS, K_INSTANCE
-local P_JOB, P_READY, P_SCHEDULED, P_COMPLETED, P_DEAD, CHANNEL
+local K_QUEUE_CONTROLS
+local P_JOB, P_READY, P_SCHEDULED, P_COMPLETED, P_DEAD, P_QUEUE_CONTROL, P_LEASES, CHANNEL
 -- Wake-ups to publish, and the queues flagged, by this call (publish_wakes, flag_ready below).
 local ready_queues, due_at, flagged_ready, flagged_scheduled
 local FIRST = 5
@@ -70,11 +77,12 @@ local function begin(keys, argv)
   if argv[1] ~= ROOT then
     ROOT = argv[1]
     K_ID, K_JOBS, K_ACTIVE, K_QUEUES, K_UNIQUE, K_STOP, K_SCHEMA, K_HAS_READY, K_HAS_SCHEDULED, K_WAITERS,
-      K_INSTANCE = ROOT .. 'id', ROOT .. 'jobs', ROOT .. 'active', ROOT .. 'queues', ROOT .. 'unique',
-      ROOT .. 'stop', ROOT .. 'schema', ROOT .. 'has-ready', ROOT .. 'has-scheduled', ROOT .. 'waiters',
-      ROOT .. 'instance'
-    P_JOB, P_READY, P_SCHEDULED, P_COMPLETED, P_DEAD, CHANNEL = ROOT .. 'job:', ROOT .. 'ready:',
-      ROOT .. 'scheduled:', ROOT .. 'completed:', ROOT .. 'dead:', ROOT .. 'wake'
+      K_INSTANCE, K_QUEUE_CONTROLS = ROOT .. 'id', ROOT .. 'jobs', ROOT .. 'active', ROOT .. 'queues',
+      ROOT .. 'unique', ROOT .. 'stop', ROOT .. 'schema', ROOT .. 'has-ready', ROOT .. 'has-scheduled',
+      ROOT .. 'waiters', ROOT .. 'instance', ROOT .. 'queue-controls'
+    P_JOB, P_READY, P_SCHEDULED, P_COMPLETED, P_DEAD, P_QUEUE_CONTROL, P_LEASES, CHANNEL = ROOT .. 'job:',
+      ROOT .. 'ready:', ROOT .. 'scheduled:', ROOT .. 'completed:', ROOT .. 'dead:', ROOT .. 'queue-control:',
+      ROOT .. 'leases:', ROOT .. 'wake'
   end
   NOW = tonumber(argv[2])
   if NOW == nil then
@@ -109,6 +117,29 @@ end
 -- unpack() of a list longer than Lua's C stack allows (LUAI_MAXCSTACK, 8,000) fails with 'too many
 -- results to unpack': a caller-sized list goes to a command in pieces of at most UNPACK_MAX.
 local UNPACK_MAX = 1000
+
+-- SMISMEMBER of a caller-sized list, in pieces of UNPACK_MAX: { 1 | 0, ... } in order.
+local function smismember(key, members)
+  local flags = {}
+  for first = 1, #members, UNPACK_MAX do
+    local part = redis.call('SMISMEMBER', key, unpack(members, first, math.min(first + UNPACK_MAX - 1, #members)))
+    for n = 1, #part do flags[first + n - 1] = part[n] end
+  end
+  return flags
+end
+
+-- Queue control (control.lua keeps it). How many jobs a claim may take now of a queue that is in
+-- the queue controls set: 0 while it is paused; with a concurrency limit, the limit less its
+-- jobs holding a live lease (expiry after now: one that ran out no longer counts), and true; nil
+-- when it has neither. A queue not in the set costs its claim nothing more than its SMISMEMBER.
+local function queue_room(queue)
+  local control = redis.call('HMGET', P_QUEUE_CONTROL .. queue, 'paused_at', 'concurrency')
+  local concurrency = tonumber(control[2])
+  if control[1] then return 0, concurrency ~= nil end
+  if concurrency == nil then return nil, false end
+  local live = redis.call('ZCOUNT', P_LEASES .. queue, '(' .. string.format('%d', NOW), '+inf')
+  return math.max(concurrency - live, 0), true
+end
 
 -- Under an eviction policy (allowEviction), Redis may have dropped a job's hash while an index
 -- still names it: a ready, scheduled, active, completed or dead zset, the jobs index, the unique
@@ -161,11 +192,42 @@ end
 local function wake_due(queue, run_at)
   if due_at[queue] == nil or run_at < due_at[queue] then due_at[queue] = run_at end
 end
+-- Whether a queue's waiters could claim none of its jobs now (it is paused, or at its
+-- concurrency limit): publish_wakes sends them nothing, which would only make them wait again,
+-- once per enqueue; what frees the queue (a resume, a limit raised, a lease ended) wakes them.
+-- `controls`: whether any queue has a setting, one EXISTS per script that wakes anybody.
+local function closed_queue(controls, queue)
+  return controls and redis.call('SISMEMBER', K_QUEUE_CONTROLS, queue) == 1 and queue_room(queue) == 0
+end
 local function publish_wakes()
-  for queue in pairs(ready_queues) do redis.call('SPUBLISH', CHANNEL, 'r' .. queue) end
-  for queue, at in pairs(due_at) do
-    redis.call('SPUBLISH', CHANNEL, 's' .. string.format('%d', at) .. ' ' .. queue)
+  if next(ready_queues) == nil and next(due_at) == nil then return end
+  local controls = redis.call('EXISTS', K_QUEUE_CONTROLS) == 1
+  for queue in pairs(ready_queues) do
+    if not closed_queue(controls, queue) then redis.call('SPUBLISH', CHANNEL, 'r' .. queue) end
   end
+  for queue, at in pairs(due_at) do
+    if not closed_queue(controls, queue) then
+      redis.call('SPUBLISH', CHANNEL, 's' .. string.format('%d', at) .. ' ' .. queue)
+    end
+  end
+end
+
+-- A limited queue's leases zset follows its active jobs' leases: a job's lease goes in when it is
+-- taken, moves when it is renewed, and leaves when the job stops being active. Marked 'lq' on the
+-- job, so the scripts that end or move a lease know, from the fields they read anyway, whether
+-- there is an entry to keep: a queue without a limit costs them nothing.
+local function track_lease(key, queue, id, expires_at)
+  redis.call('ZADD', P_LEASES .. queue, expires_at, id)
+  redis.call('HSET', key, 'lq', 1)
+end
+
+-- A tracked job stops being active. Its queue may take another job now: its waiters are woken,
+-- in every process, if it holds any. (An HDEL of its own: in the HDEL of the lease's fields, the
+-- field was looked for in every job's hash, tracked or not.)
+local function untrack_lease(key, queue, id)
+  redis.call('ZREM', P_LEASES .. queue, id)
+  redis.call('HDEL', key, 'lq')
+  if redis.call('EXISTS', P_READY .. queue, P_SCHEDULED .. queue) > 0 then wake_ready(queue) end
 end
 
 -- Flags a queue as holding ready jobs (once per script) and wakes its waiters. Returns SADD's
