@@ -503,7 +503,9 @@ export class PostgresStore implements Store {
   private async changeQueue(params: ControlParams, queue: string): Promise<ControlRow[]> {
     const rows = await this.db.withClient(async (client) => {
       try {
-        await client.query('BEGIN')
+        // Claims of a limited queue wait for its row: a caller that stalls mid-transaction (a
+        // frozen process) must not hold them up for longer than this.
+        await client.query("BEGIN; SET LOCAL idle_in_transaction_session_timeout = '5s'")
         const { rows: locked } = await client.query<QueueControlRow & { server_now: string }>(
           this.texts['control-queue-lock'],
           [queue],
