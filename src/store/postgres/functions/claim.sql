@@ -22,6 +22,21 @@
 -- which took 0.88 ms (0.81 ms) before names existed. Without p_names the statements are the ones
 -- of the claim before names, so it keeps its plan on jobs_ready (which must not merge over every
 -- name).
+-- Queue control (migration 0012, Store.control): the settings of the claimed queues are read once
+-- (one primary-key probe of the small queues table per queue), and give each queue of the list
+-- the most it may give, `room`: 0 for a paused queue, the concurrency limit less the queue's live
+-- leases for a limited one, NULL (no cap) for a queue without a row. Each queue's LIMIT is
+-- least(p_limit, its room), so what one cannot give comes from the next, in strict order. A claim
+-- of queues without a row takes no lock and reads nothing more. A limited queue's row is locked
+-- (FOR UPDATE, in queue order, so two claims cannot wait for each other) before its live leases are
+-- counted, in a statement of its own that sees every claim committed before the lock was granted:
+-- claims of one limited queue run one at a time, in every session, until their transaction ends,
+-- and together never pass the limit. deliver() calls with p_delivered and may hold rows locked for
+-- several waiters until its enqueue commits, so it takes them SKIP LOCKED and never waits (a queue
+-- whose row another claim holds gives this delivery nothing; its jobs stay ready and its waiters
+-- are woken). The live leases are counted over jobs_active (active jobs by lease expiry, as many
+-- rows as jobs running, of every queue): no index of the queue's own, which every claim and settle
+-- would maintain, for a count only limited queues need; bounded by the limit itself.
 -- The rows are picked (and locked) first, in one of two statements, then leased by one.
 -- Parameters: p_queues (strict order), p_limit, p_lease_ms, p_worker_id, p_now (ms or NULL for the
 --             server's clock), p_token_base (the lease tokens' random base), p_delivered (deliver()
@@ -29,7 +44,8 @@
 --             (only jobs of these names; NULL: every name).
 -- Returns: the leased rows in claim order (queue order, then priority DESC, run_at, id).
 -- Relies on: jobs_scheduled (promotion), jobs_ready or jobs_ready_by_name (the pick), the primary
---            key (the updates); FOR UPDATE SKIP LOCKED.
+--            key (the updates); FOR UPDATE SKIP LOCKED; the queues table's primary key, and
+--            jobs_active for a limited queue's live leases.
 -- Settings: jit = off, enable_seqscan = off (README.md).
 CREATE OR REPLACE FUNCTION :"schema".claim(
   p_queues text[], p_limit integer, p_lease_ms bigint, p_worker_id text, p_now bigint, p_token_base text,
@@ -42,6 +58,12 @@ DECLARE
   at bigint := coalesce(p_now, :"schema".now_ms());
   picked_ids bigint[];
   picked_ords bigint[];
+  paused text[];
+  limited text[];
+  locked_queues text[];
+  locked_caps integer[];
+  -- Per position of p_queues, the most that queue may give; NULL: no cap of its own.
+  room integer[];
 BEGIN
   -- Due jobs of the queues become ready, whatever their name: they take their place in line for
   -- the workers that know them. = ANY(ARRAY(…)) looks the due ids up by primary key whatever the
@@ -59,6 +81,47 @@ BEGIN
       FOR UPDATE SKIP LOCKED
     ) AS due
   ));
+  SELECT array_agg(s.queue) FILTER (WHERE s.paused_at IS NOT NULL),
+         array_agg(s.queue) FILTER (WHERE s.paused_at IS NULL AND s.concurrency IS NOT NULL)
+  INTO paused, limited
+  FROM :"schema".queues AS s
+  WHERE s.queue = ANY (p_queues);
+  IF limited IS NOT NULL THEN
+    -- The locked row is the latest: a change committed meanwhile (paused, limit changed or
+    -- removed) is what counts.
+    IF p_delivered THEN
+      SELECT array_agg(l.queue), array_agg(l.cap) INTO locked_queues, locked_caps
+      FROM (SELECT s.queue, CASE WHEN s.paused_at IS NULL THEN s.concurrency ELSE 0 END AS cap
+            FROM :"schema".queues AS s WHERE s.queue = ANY (limited)
+            ORDER BY s.queue FOR UPDATE SKIP LOCKED) AS l;
+    ELSE
+      SELECT array_agg(l.queue), array_agg(l.cap) INTO locked_queues, locked_caps
+      FROM (SELECT s.queue, CASE WHEN s.paused_at IS NULL THEN s.concurrency ELSE 0 END AS cap
+            FROM :"schema".queues AS s WHERE s.queue = ANY (limited)
+            ORDER BY s.queue FOR UPDATE) AS l;
+    END IF;
+  END IF;
+  IF paused IS NOT NULL OR limited IS NOT NULL THEN
+    -- A statement of its own, after the lock: its snapshot holds the leases of every claim that
+    -- held the row before.
+    room := ARRAY(
+      SELECT CASE
+               WHEN q.name = ANY (paused) THEN 0
+               WHEN c.queue IS NOT NULL THEN greatest(c.cap - (
+                 SELECT count(*) FROM (
+                   SELECT 1 FROM :"schema".jobs AS j
+                   WHERE j.state = 'active' AND j.lease_expires_at > at AND j.queue = c.queue
+                   LIMIT c.cap
+                 ) AS live
+               ), 0)
+               -- Skipped by a delivery (another claim holds it): nothing this time.
+               WHEN q.name = ANY (limited) THEN 0
+             END
+      FROM unnest(p_queues) WITH ORDINALITY AS q(name, ord)
+      LEFT JOIN unnest(locked_queues, locked_caps) AS c(queue, cap) ON c.queue = q.name
+      ORDER BY q.ord
+    );
+  END IF;
   IF p_names IS NULL THEN
     SELECT array_agg(p.id), array_agg(p.ord) INTO picked_ids, picked_ords
     FROM (
@@ -68,7 +131,7 @@ BEGIN
         SELECT r.id FROM :"schema".jobs AS r
         WHERE r.state = 'ready' AND r.queue = q.name
         ORDER BY r.priority DESC, r.run_at, r.id
-        LIMIT p_limit
+        LIMIT least(p_limit, room[q.ord])
         FOR UPDATE SKIP LOCKED
       ) AS c
       LIMIT p_limit
@@ -87,11 +150,11 @@ BEGIN
           SELECT r.id, r.priority, r.run_at FROM :"schema".jobs AS r
           WHERE r.state = 'ready' AND r.queue = q.name AND r.name = n.name
           ORDER BY r.priority DESC, r.run_at, r.id
-          LIMIT p_limit
+          LIMIT least(p_limit, room[q.ord])
           FOR UPDATE SKIP LOCKED
         ) AS m
         ORDER BY m.priority DESC, m.run_at, m.id
-        LIMIT p_limit
+        LIMIT least(p_limit, room[q.ord])
       ) AS c
       LIMIT p_limit
     ) AS p;

@@ -13,7 +13,11 @@
 -- or, when that would pass NOTIFY's 8000 bytes, {"w": waiter id, "ids": ["id", …]}, which the
 -- waiter's store reads (the jobs are leased to it already). At most 256 jobs per delivery, so the
 -- ids always fit; what is left stays ready and its waiters are woken as usual. A waiter none of
--- whose names is among the new jobs claims nothing and keeps waiting.
+-- whose names is among the new jobs claims nothing and keeps waiting. Queue control holds here as
+-- in any claim (claim() decides): a paused queue gives a waiter nothing, a limited one no more than
+-- its limit leaves room for, and a limited queue whose row another claim holds locked gives this
+-- delivery nothing (claim() with p_delivered takes it SKIP LOCKED, since this transaction may hold
+-- other queues' rows until the enqueue commits); what is left stays ready, and its queue is woken.
 -- Liveness, without timeouts: the listening connection of each store holds a session-level
 -- advisory lock on its waiters' lock_key for as long as it lives. A key whose lock can be taken in
 -- shared mode (pg_try_advisory_xact_lock_shared succeeds) tells that the connection is gone, the
