@@ -24,7 +24,12 @@ function scriptJobs(count: number, sleepMs: number): JobSpec[] {
 }
 
 /** Starts `ferry work` processes on the store's default queue and waits until each has started. */
-async function startWorkers(t: TestContext, url: string, concurrency: number): Promise<FerryProcess[]> {
+async function startWorkers(
+  t: TestContext,
+  url: string,
+  concurrency: number,
+  extra: readonly string[] = [],
+): Promise<FerryProcess[]> {
   const workers = Array.from({ length: PROCESSES }, () =>
     spawnFerry(t, [
       '--store',
@@ -34,6 +39,7 @@ async function startWorkers(t: TestContext, url: string, concurrency: number): P
       fixtureHandlers('scripted.ts'),
       '--concurrency',
       String(concurrency),
+      ...extra,
     ]),
   )
   await Promise.all(workers.map((worker) => worker.waitForOutput(WORKER_STARTED, 30_000)))
@@ -109,6 +115,34 @@ for (const store of STORES) {
         )
         assert.equal((await allJobs(harness.store)).length, ids.length)
         for (const worker of workers) worker.child.kill('SIGTERM')
+      })
+
+      it('a delayed job whose start deadline passes while its queue is paused ends dead, never run', async (t) => {
+        const harness = await freshStore(t, store)
+        const url = urlOf(harness)
+        await startWorkers(t, url, 10, ['--recover-interval', '200ms'])
+        assert.equal((await runFerry(t, ['--store', url, 'pause', 'default'])).code, 0)
+        const client = createClient({ store: harness.store })
+        const [job] = scriptJobs(1, 0)
+        const { id } = await client.enqueue(job!.name, job!.payload, { delayMs: 300, expiresInMs: 1000 })
+        const { id: kept } = await client.enqueue(job!.name, job!.payload, { delayMs: 300 })
+        const expired = await waitFor(
+          async () => {
+            const found = (await harness.store.listJobs({ ids: [id] })).jobs[0]
+            return found?.state === 'dead' ? found : null
+          },
+          10_000,
+          "the job's expiry",
+        )
+        assert.equal(expired.lastError?.kind, 'expired')
+        assert.equal(expired.attempts, 0, 'never run')
+        assert.equal((await runFerry(t, ['--store', url, 'resume', 'default'])).code, 0)
+        await waitFor(
+          async () => (await harness.store.listJobs({ ids: [kept] })).jobs[0]?.state === 'completed',
+          10_000,
+          'the job without a deadline completed once resumed',
+        )
+        assert.equal((await harness.store.listJobs({ ids: [id] })).jobs[0]?.state, 'dead')
       })
     },
   )
