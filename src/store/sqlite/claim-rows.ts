@@ -54,6 +54,9 @@ const EXPIRED_ERROR_JSON = JSON.stringify(EXPIRED_ERROR)
 
 /** Ends, as dead with cause 'expired', up to `limit` jobs not started by their start deadline; their ids. */
 export function expireJobs(connection: SqliteConnection, at: number, limit: number): number[] {
+  // The usual answer, none, from a seek of about 1 µs: the UPDATE … RETURNING costs some 50 µs even
+  // when it changes nothing, which was most of a claim's added cost (an interleaved probe).
+  if (connection.statement('find-expired-start-deadline').get({ now: at }) === undefined) return []
   return connection
     .statement('claim-expire')
     .pluck()
