@@ -38,6 +38,10 @@ export interface RedisKeys {
   queueControl(queue: string): string
   /** The leases of a queue's active jobs while it has a concurrency limit (zset expiry -> id). */
   leases(queue: string): string
+  /** The jobs with a start deadline that have not started, of every queue (zset expiresAt -> id). */
+  readonly deadlines: string
+  /** A queue's dead jobs that were never started by their start deadline (a set of ids), for stats. */
+  expired(queue: string): string
   /** The hash of one job. */
   job(id: string): string
   /** Every key of the namespace, for SCAN MATCH (tests clean up with it). */
@@ -71,6 +75,7 @@ export function redisKeys(namespace: string = DEFAULT_NAMESPACE): RedisKeys {
       key('waiters'),
       key('instance'),
       key('queue-controls'),
+      key('deadlines'),
     ],
     scriptPrefixes: [
       jobPrefix,
@@ -80,6 +85,7 @@ export function redisKeys(namespace: string = DEFAULT_NAMESPACE): RedisKeys {
       key('dead:'),
       key('queue-control:'),
       key('leases:'),
+      key('expired:'),
       key('wake'),
     ],
     channel: key('wake'),
@@ -91,6 +97,8 @@ export function redisKeys(namespace: string = DEFAULT_NAMESPACE): RedisKeys {
     queueControls: key('queue-controls'),
     queueControl: (queue) => key(`queue-control:${queue}`),
     leases: (queue) => key(`leases:${queue}`),
+    deadlines: key('deadlines'),
+    expired: (queue) => key(`expired:${queue}`),
     job: (id) => jobPrefix + id,
     pattern: `ferry:{${namespace}}:*`,
   }

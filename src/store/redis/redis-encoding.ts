@@ -84,7 +84,8 @@ export function integer(value: number): string {
 
 /**
  * The enqueue script's arguments, two per job: its meta ("queue,name,priority,runAt,delayMs,
- * maxAttempts,timeoutMs,uniqueKey") and its payload. Refused whole above maxBytes.
+ * maxAttempts,timeoutMs,uniqueKey", prefixed by "+expiresAt,expiresInMs,groupBytes,group" for a
+ * job with a group or a start deadline: lua/enqueue.lua) and its payload. Refused whole above maxBytes.
  */
 export function enqueueArgs(jobs: readonly NewJob[], maxBytes: number): string[] {
   const args: string[] = new Array(jobs.length * 2)
@@ -96,7 +97,17 @@ export function enqueueArgs(jobs: readonly NewJob[], maxBytes: number): string[]
     // Names reach key names and the comma-separated meta: only the validated alphabet may.
     assertName(job.queue, `jobs[${i}].queue`)
     assertName(job.name, `jobs[${i}].name`)
+    // Only a job with a group or a deadline carries the prefix, so the others cost nothing more. The
+    // group's length is in UTF-8 bytes, as Lua's strings count: it may hold commas, like the unique key.
+    // (`== null`: a NewJob built by hand before these fields existed leaves them undefined.)
+    const { group, expiresAt, expiresInMs } = job
+    const extra =
+      group == null && expiresAt == null && expiresInMs == null
+        ? ''
+        : `+${expiresAt == null ? '' : integer(expiresAt)},${expiresInMs == null ? '' : integer(expiresInMs)},` +
+          `${group == null ? ',' : `${Buffer.byteLength(group)},${group}`}`
     args[2 * i] =
+      extra +
       `${job.queue},${job.name},${integer(job.priority)},${job.runAt === null ? '' : integer(job.runAt)},` +
       `${integer(job.delayMs)},${integer(job.maxAttempts)},${job.timeoutMs === null ? '' : integer(job.timeoutMs)},` +
       (job.uniqueKey ?? '')
@@ -210,6 +221,7 @@ const STATS_ROW = [
   'active',
   'completed',
   'dead',
+  'expired',
   'recentCompleted',
   'recentDead',
 ] as const satisfies readonly StatsCount['of'][]

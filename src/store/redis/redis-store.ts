@@ -307,6 +307,7 @@ export class RedisStore implements Store {
     limit = RECOVER_LIMIT_DEFAULT,
     leases,
     clampLeases = false,
+    expireJobs = false,
   }: RecoverParams = {}): Promise<RecoverResult> {
     this.assertOpen('recoverExpired')
     assertInteger(limit, 'limit', { min: 1 })
@@ -315,7 +316,8 @@ export class RedisStore implements Store {
     const clamped = clampLeases
       ? ((await this.scripts.run('recover-expired-clamp-leases', now, [])) as number)
       : 0
-    const args: (string | number)[] = [limit]
+    // The start deadlines first, in the same script (lua/recover-expired.lua), as the SQLite store does.
+    const args: (string | number)[] = [limit, expireJobs ? '1' : '']
     if (leases === undefined) {
       args.push('all')
     } else {
@@ -323,14 +325,18 @@ export class RedisStore implements Store {
       for (const { id, leaseToken, leaseExpiresAt } of leases) {
         if (isJobId(id) && typeof leaseToken === 'string') args.push(id, leaseToken, integer(leaseExpiresAt))
       }
-      if (args.length === 2) return { retried: [], dead: [], clamped, expired: [] /* r21: not yet */ }
+      if (args.length === 3 && !expireJobs) return { retried: [], dead: [], clamped, expired: [] }
     }
-    const [retried, dead] = (await this.scripts.run('recover-expired', now, args)) as [string[], string[]]
+    const [retried, dead, expired] = (await this.scripts.run('recover-expired', now, args)) as [
+      string[],
+      string[],
+      string[],
+    ]
     return {
       retried: retried.sort(compareIds),
       dead: dead.sort(compareIds),
       clamped,
-      expired: [] /* r21: not yet */,
+      expired: expired.map(String).sort(compareIds),
     }
   }
 
@@ -340,16 +346,14 @@ export class RedisStore implements Store {
   }: FindExpiredLeasesParams = {}): Promise<FindExpiredLeasesResult> {
     this.assertOpen('findExpiredLeases')
     assertInteger(limit, 'limit', { min: 1 })
-    const [serverNow, leases, next] = (await this.scripts.run('find-expired-leases', now, [limit])) as [
-      number,
-      [string, string, number, number][],
-      string,
-    ]
+    const [serverNow, leases, next, deadlinesPassed] = (await this.scripts.run('find-expired-leases', now, [
+      limit,
+    ])) as [number, [string, string, number, number][], string, number]
     this.waiting.noteServerTime(serverNow, now)
     return {
       now: serverNow,
       nextExpiresAt: next === '' ? null : Number(next),
-      startDeadlinesPassed: false /* r21: not yet */,
+      startDeadlinesPassed: deadlinesPassed === 1,
       leases: leases.map(([id, leaseToken, leaseExpiresAt, leaseMs]) => ({
         id: String(id),
         leaseToken,

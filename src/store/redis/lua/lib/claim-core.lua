@@ -32,13 +32,25 @@
 --   each job taken leaves both of its zsets (ZREM, O(log n)). Measured (bench redis-claim, 3 runs,
 --   2026-12-02, appendfsync no): 0.18 ms p50 behind 100,000 ready jobs of another name, against
 --   0.16 ms for the claim without names on a queue of its own.
+-- Start deadlines (prelude.lua, expire_jobs): every claim first ends, as dead with cause
+--   'expired', up to EXPIRE_PER_CLAIM jobs of any queue whose deadline has passed, before it
+--   promotes or picks; one past that bound that the pick comes to is ended there instead of
+--   leased (lease below reads 'x' with the rest of the job). Whether the store has any deadline
+--   is one more member of the has-scheduled lookup (DEADLINES_FLAG), so a claim in a store
+--   without deadlines sends no command more; with some, one ZRANGE of the earliest. A leased job
+--   leaves the deadlines zset only when it has an 'x'.
 local PROMOTE_MAX = 1000
+-- As the SQLite store's claim: enough that a backlog of expired jobs is cleared in a few claims,
+-- few enough that one claim's time stays bounded.
+local EXPIRE_PER_CLAIM = 1000
 
 local function claim_jobs(limit, lease_ms, worker_id, token_base, queues, delivered, names)
   -- Which queues may hold jobs: two set lookups for all of them (one per 1,000 queues), so an
-  -- empty queue costs nothing more.
+  -- empty queue costs nothing more; the first also tells whether any job has a deadline, whose
+  -- sweep comes before the ready queues are looked up, as it may empty some.
+  local has_scheduled, deadlines = smismember(K_HAS_SCHEDULED, queues, DEADLINES_FLAG)
+  if deadlines == 1 then expire_flagged(EXPIRE_PER_CLAIM) end
   local has_ready = smismember(K_HAS_READY, queues)
-  local has_scheduled = smismember(K_HAS_SCHEDULED, queues)
   for n, queue in ipairs(queues) do
     if has_scheduled[n] == 1 then
       local scheduled = P_SCHEDULED .. queue
@@ -63,7 +75,8 @@ local function claim_jobs(limit, lease_ms, worker_id, token_base, queues, delive
 
   local lease_expires_at = NOW + lease_ms
   local claimed = {}
-  -- Leases the job of a ready entry taken out of its zsets; false when its hash is gone (evicted).
+  -- Leases the job of a ready entry taken out of its zsets; false when its hash is gone (evicted),
+  -- and false and its name when its start deadline has passed (ended as expired).
   -- `tracked`: its queue has a concurrency limit, which counts the lease.
   local function lease(id, queue, tracked)
     local key = P_JOB .. id
@@ -72,6 +85,15 @@ local function claim_jobs(limit, lease_ms, worker_id, token_base, queues, delive
     if not job[AT.q] then
       forget_job(id)
       return false
+    end
+    local expires_at = job[AT.x]
+    if expires_at then
+      untrack_deadline(id)
+      -- Past the bound of expire_jobs: ended here, never leased.
+      if tonumber(expires_at) <= NOW then
+        end_expired(key, id, queue)
+        return false, job[AT.n]
+      end
     end
     local attempts = (tonumber(job[AT.a]) or 0) + 1
     local token = token_base .. '.' .. (#claimed + 1)
@@ -114,8 +136,9 @@ local function claim_jobs(limit, lease_ms, worker_id, token_base, queues, delive
           emptied = #popped < 2 * left
           if emptied then redis.call('SREM', K_HAS_READY, queue) end
           for m = 1, #popped, 2 do
-            local job = lease(id_of_member(popped[m]), queue, tracked)
-            if job then redis.call('ZREM', ready_name_key(queue, job[AT.n]), popped[m]) end
+            local job, expired_name = lease(id_of_member(popped[m]), queue, tracked)
+            local name = job and job[AT.n] or expired_name
+            if name then redis.call('ZREM', ready_name_key(queue, name), popped[m]) end
           end
         else
           -- The first `left` entries of each name, merged into claim order (score, then member,

@@ -28,12 +28,21 @@
 --   instance marker (string: a random id that migrate.lua writes once; checked below)
 --   queue controls: the queues with a setting (set of queue names: control.lua), each with its
 --   hash (below). A claim looks them up with one SMISMEMBER (queue_room).
+--   deadlines (zset expiresAt -> id): the jobs with a start deadline ('x') that have not started,
+--   ready or scheduled, in every queue: what a claim and the recoverer's sweep end once their
+--   deadline passes (expire_jobs below). A job goes in when it enters ready or scheduled with an
+--   'x' and leaves when it is leased, cancelled or ended; a job without 'x' never touches it.
+--   While it may hold jobs, the has-scheduled set holds DEADLINES_FLAG too (below), which no queue
+--   name can be: a claim reads it with the has-scheduled lookup it makes anyway, so in a store
+--   without deadlines a claim sends no command more for them.
 -- The prefixes (P_ names), completed by an id or a queue name: job (hash), ready (zset), scheduled
 --   (zset runAt -> id), completed (zset finishedAt -> id), dead (zset finishedAt -> id), queue
 --   control (hash of a queue with a setting: paused_at, paused_by, pause_reason, concurrency, each
 --   absent when null; no hash when it has none), leases (zset leaseExpiresAt -> id: the active
 --   jobs of a queue with a concurrency limit, kept only while it has one: track_lease below); and
---   the wake channel (a shard channel: SPUBLISH, so on Redis Cluster it stays on the namespace's node).
+--   expired (set of ids: a queue's dead jobs that were never started by their start deadline, for
+--   stats; an id leaves it when its job is retried or purged); and the wake channel (a shard
+--   channel: SPUBLISH, so on Redis Cluster it stays on the namespace's node).
 -- ARGV 2: now (epoch ms), or '' to use the server's clock (TIME), one clock for every host.
 -- ARGV 3: the instance marker the store read when it opened ('' only for migrate.lua at open).
 -- ARGV 4: '1' when the store was opened with allowEviction (the server may evict keys), else ''.
@@ -47,7 +56,8 @@
 --   a attempts, ma maxAttempts, to timeoutMs, uk uniqueKey, lt lease token, le leaseExpiresAt,
 --   w workerId, e lastError (JSON), r result (JSON), c createdAt, u updatedAt, f finishedAt, dv 1
 --   while an active job was delivered to a waiter that has not taken it (deliver.lua), lq 1 while
---   its lease is in its queue's leases zset (its queue has a concurrency limit). Of an active
+--   its lease is in its queue's leases zset (its queue has a concurrency limit), g group, x
+--   expiresAt (the start deadline; a dead job keeps it unless retried: retry.lua). Of an active
 --   job, u is when its lease was last set (claim, renewal, take): le - u is the lease's length.
 --   A null is an absent field. Left out to keep an enqueue cheap: a absent is 0 attempts, u absent
 --   is createdAt (never updated); the id is in the key (hashes of layout 1 may still hold 'id').
@@ -64,10 +74,10 @@
 -- functions is loaded, rather than on every call (redis-scripts.ts).
 local KEYS, ARGV, ROOT, NOW, INSTANCE, EVICTION_ALLOWED
 local K_ID, K_JOBS, K_ACTIVE, K_QUEUES, K_UNIQUE, K_STOP, K_SCHEMA, K_HAS_READY, K_HAS_SCHEDULED, K_WAITERS, K_INSTANCE
-local K_QUEUE_CONTROLS
-local P_JOB, P_READY, P_SCHEDULED, P_COMPLETED, P_DEAD, P_QUEUE_CONTROL, P_LEASES, CHANNEL
+local K_QUEUE_CONTROLS, K_DEADLINES
+local P_JOB, P_READY, P_SCHEDULED, P_COMPLETED, P_DEAD, P_QUEUE_CONTROL, P_LEASES, P_EXPIRED, CHANNEL
 -- Wake-ups to publish, and the queues flagged, by this call (publish_wakes, flag_ready below).
-local ready_queues, due_at, flagged_ready, flagged_scheduled
+local ready_queues, due_at, flagged_ready, flagged_scheduled, flagged_deadlines
 local FIRST = 5
 
 local function begin(keys, argv)
@@ -77,12 +87,12 @@ local function begin(keys, argv)
   if argv[1] ~= ROOT then
     ROOT = argv[1]
     K_ID, K_JOBS, K_ACTIVE, K_QUEUES, K_UNIQUE, K_STOP, K_SCHEMA, K_HAS_READY, K_HAS_SCHEDULED, K_WAITERS,
-      K_INSTANCE, K_QUEUE_CONTROLS = ROOT .. 'id', ROOT .. 'jobs', ROOT .. 'active', ROOT .. 'queues',
-      ROOT .. 'unique', ROOT .. 'stop', ROOT .. 'schema', ROOT .. 'has-ready', ROOT .. 'has-scheduled',
-      ROOT .. 'waiters', ROOT .. 'instance', ROOT .. 'queue-controls'
-    P_JOB, P_READY, P_SCHEDULED, P_COMPLETED, P_DEAD, P_QUEUE_CONTROL, P_LEASES, CHANNEL = ROOT .. 'job:',
-      ROOT .. 'ready:', ROOT .. 'scheduled:', ROOT .. 'completed:', ROOT .. 'dead:', ROOT .. 'queue-control:',
-      ROOT .. 'leases:', ROOT .. 'wake'
+      K_INSTANCE, K_QUEUE_CONTROLS, K_DEADLINES = ROOT .. 'id', ROOT .. 'jobs', ROOT .. 'active',
+      ROOT .. 'queues', ROOT .. 'unique', ROOT .. 'stop', ROOT .. 'schema', ROOT .. 'has-ready',
+      ROOT .. 'has-scheduled', ROOT .. 'waiters', ROOT .. 'instance', ROOT .. 'queue-controls', ROOT .. 'deadlines'
+    P_JOB, P_READY, P_SCHEDULED, P_COMPLETED, P_DEAD, P_QUEUE_CONTROL, P_LEASES, P_EXPIRED, CHANNEL =
+      ROOT .. 'job:', ROOT .. 'ready:', ROOT .. 'scheduled:', ROOT .. 'completed:', ROOT .. 'dead:',
+      ROOT .. 'queue-control:', ROOT .. 'leases:', ROOT .. 'expired:', ROOT .. 'wake'
   end
   NOW = tonumber(argv[2])
   if NOW == nil then
@@ -90,7 +100,7 @@ local function begin(keys, argv)
     NOW = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
   end
   INSTANCE, EVICTION_ALLOWED = argv[3], argv[4] == '1'
-  ready_queues, due_at, flagged_ready, flagged_scheduled = {}, {}, {}, {}
+  ready_queues, due_at, flagged_ready, flagged_scheduled, flagged_deadlines = {}, {}, {}, {}, false
 end
 
 -- Whether the namespace is still the one the store opened: nil when it is, else the error to
@@ -118,14 +128,22 @@ end
 -- results to unpack': a caller-sized list goes to a command in pieces of at most UNPACK_MAX.
 local UNPACK_MAX = 1000
 
--- SMISMEMBER of a caller-sized list, in pieces of UNPACK_MAX: { 1 | 0, ... } in order.
-local function smismember(key, members)
-  local flags = {}
-  for first = 1, #members, UNPACK_MAX do
+-- SMISMEMBER of a caller-sized list, in pieces of UNPACK_MAX: { 1 | 0, ... } in order. `extra`:
+-- one more member to look up in the first piece, ahead of the others (the caller's list is left
+-- as it is), its answer the second value (0 without it).
+local function smismember(key, members, extra)
+  local flags, found, from = {}, 0, 1
+  if extra then
+    from = math.min(UNPACK_MAX - 1, #members) + 1
+    local part = redis.call('SMISMEMBER', key, extra, unpack(members, 1, from - 1))
+    found = part[1]
+    for n = 2, #part do flags[n - 1] = part[n] end
+  end
+  for first = from, #members, UNPACK_MAX do
     local part = redis.call('SMISMEMBER', key, unpack(members, first, math.min(first + UNPACK_MAX - 1, #members)))
     for n = 1, #part do flags[first + n - 1] = part[n] end
   end
-  return flags
+  return flags, found
 end
 
 -- Queue control (control.lua keeps it). How many jobs a claim may take now of a queue that is in
@@ -153,7 +171,7 @@ end
 
 -- A job as scripts return it (claim, listJobs; getJob reads the same fields): its id, then these
 -- fields in this order, false (nil) where absent. redis-store.ts reads this list from this line.
-local JOB_FIELDS = { 'q', 'n', 'p', 's', 'pr', 'ra', 'a', 'ma', 'to', 'uk', 'lt', 'le', 'w', 'e', 'r', 'c', 'u', 'f' }
+local JOB_FIELDS = { 'q', 'n', 'p', 's', 'pr', 'ra', 'a', 'ma', 'to', 'uk', 'lt', 'le', 'w', 'e', 'r', 'c', 'u', 'f', 'g', 'x' }
 -- Positions in a job reply (the id is 1). Filled here, in plain Lua: a library of functions is
 -- loaded where no global but redis is defined (setmetatable, which filled it at the first look-up
 -- before, is not), and there this runs once, at load.
@@ -273,8 +291,97 @@ local function add_scheduled(queue, run_at, id)
   return added
 end
 
--- Puts a job back in line as ready (run_at <= NOW) or scheduled, by its hash fields.
-local function put_back(key, id, queue, name, priority, run_at)
+-- Start deadlines. A job with one ('x') is in the deadlines zset exactly while it is ready or
+-- scheduled. Every caller reads 'x' with the fields it reads anyway and calls these only when it
+-- is there, so a job without a deadline costs no command more anywhere.
+-- DEADLINES_FLAG, in the has-scheduled set: the deadlines zset may hold jobs. Set (once per
+-- script) whenever a job goes in; cleared by a claim that finds the zset empty (expire_flagged).
+-- Queue names have no '+'.
+local DEADLINES_FLAG = '+deadlines'
+local function flag_deadlines()
+  if not flagged_deadlines then
+    flagged_deadlines = true
+    redis.call('SADD', K_HAS_SCHEDULED, DEADLINES_FLAG)
+  end
+end
+local function track_deadline(id, expires_at)
+  redis.call('ZADD', K_DEADLINES, expires_at, id)
+  flag_deadlines()
+end
+local function untrack_deadline(id)
+  redis.call('ZREM', K_DEADLINES, id)
+end
+
+-- The last error of a job not started by its start deadline: kernel/jobs.ts EXPIRED_ERROR as JSON
+-- (tests/store/redis-deadlines.test.ts holds them equal).
+local EXPIRED_ERROR = '{"kind":"expired","message":"not started by its start deadline (expiresAt): never run"}'
+
+-- Ends a job that was not started by its deadline as dead, attempts unchanged, once it is out of
+-- ready or scheduled (and of the deadlines zset): counted in its queue's expired set for stats.
+local function end_expired(key, id, queue)
+  redis.call('HSET', key, 's', 'dead', 'e', EXPIRED_ERROR, 'f', NOW, 'u', NOW)
+  redis.call('ZADD', P_DEAD .. queue, NOW, id)
+  redis.call('SADD', P_EXPIRED .. queue, id)
+end
+
+-- Ends up to `limit` jobs, of any queue (paused ones too), whose start deadline is now or past,
+-- earliest deadline first; returns their ids. One range read of the deadlines zset when none is
+-- due (an absent key: a store without deadlines). A queue whose ready or scheduled zset it empties
+-- loses its flag, as a cancel's does. More than `limit` are left to the next call; a claim never
+-- leases one of them meanwhile (claim-core.lua checks each job it leases).
+local function expire_jobs(limit)
+  local ids = redis.call('ZRANGEBYSCORE', K_DEADLINES, '-inf', NOW, 'LIMIT', 0, limit)
+  if #ids == 0 then return ids end
+  local ended, emptied_ready, emptied_scheduled = {}, {}, {}
+  for _, id in ipairs(ids) do
+    local key = P_JOB .. id
+    local job = redis.call('HMGET', key, 's', 'q', 'n', 'ra')
+    local state, queue = job[1], job[2]
+    if not queue then
+      forget_job(id)
+    elseif state == 'ready' or state == 'scheduled' then
+      if state == 'ready' then
+        remove_ready(queue, job[3], ready_member(job[4], id))
+        emptied_ready[queue] = true
+      else
+        redis.call('ZREM', P_SCHEDULED .. queue, id)
+        emptied_scheduled[queue] = true
+      end
+      end_expired(key, id, queue)
+      ended[#ended + 1] = id
+    end
+  end
+  for first = 1, #ids, UNPACK_MAX do
+    redis.call('ZREM', K_DEADLINES, unpack(ids, first, math.min(first + UNPACK_MAX - 1, #ids)))
+  end
+  for queue in pairs(emptied_ready) do
+    if redis.call('ZCARD', P_READY .. queue) == 0 then redis.call('SREM', K_HAS_READY, queue) end
+  end
+  for queue in pairs(emptied_scheduled) do
+    if redis.call('ZCARD', P_SCHEDULED .. queue) == 0 then redis.call('SREM', K_HAS_SCHEDULED, queue) end
+  end
+  return ended
+end
+
+-- A claim's sweep, when its lookup found DEADLINES_FLAG: one ZRANGE of the earliest deadline, and
+-- expire_jobs only when it has passed. A zset found empty (its jobs leased, cancelled or ended
+-- since) loses the flag. Under an eviction policy the flag may be gone while the zset is not: the
+-- claims then end nothing, but still lease no job past its deadline (claim-core.lua), and the
+-- recoverer's sweep (recover-expired.lua), which reads the zset itself, ends them.
+local function expire_flagged(limit)
+  local first = redis.call('ZRANGE', K_DEADLINES, 0, 0, 'WITHSCORES')
+  if first[2] == nil then
+    redis.call('SREM', K_HAS_SCHEDULED, DEADLINES_FLAG)
+  elseif tonumber(first[2]) <= NOW then
+    expire_jobs(limit)
+  end
+end
+
+-- Puts a job back in line as ready (run_at <= NOW) or scheduled, by its hash fields; `expires_at`,
+-- its 'x' (nil for none): a job back in line may still end by its start deadline, as one that
+-- never started does (the SQL stores' deadline index holds every ready or scheduled job with one).
+local function put_back(key, id, queue, name, priority, run_at, expires_at)
+  if expires_at then track_deadline(id, expires_at) end
   if run_at <= NOW then
     redis.call('HSET', key, 's', 'ready')
     add_ready(queue, name, priority, run_at, id)
