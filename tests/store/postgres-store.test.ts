@@ -16,6 +16,7 @@ import { enqueueArrays, plainArrays } from '../../src/store/postgres/postgres-en
 import { PostgresSchema } from '../../src/store/postgres/postgres-migrations.js'
 import { DELIVERY_LEASE_MS, type EnqueueResult } from '../../src/store/store.js'
 import type { NewJob } from '../../src/core/job.js'
+import { deadlineOf } from '../../src/store/kernel/jobs.js'
 import { tempDatabase } from '../support/sqlite-harness.js'
 import {
   adminQuery,
@@ -65,6 +66,12 @@ async function enqueueBothWays(
   const inTransaction = await store.enqueue({ jobs, tx: app, now })
   await app.query('COMMIT')
   return { own, inTransaction }
+}
+
+/** A job's expires_at as the jobs table returns it (bigint as text), or null without a deadline. */
+function storedDeadline(job: NewJob, now: number): string | null {
+  const deadline = deadlineOf(job, now)
+  return deadline === null ? null : String(deadline)
 }
 
 /** A waiters row (migrations/0003_delivery.sql), bigints as text. */
@@ -245,11 +252,24 @@ await whenAvailable(postgresUnreachableReason(), () => {
     assert.equal(scheduled?.state, 'scheduled')
     assert.ok(Math.abs(scheduled!.runAt - (Date.now() + 3_600_000)) < 60_000)
 
+    const grouped = await app.query<{ id: string; deadline: string }>(
+      `SELECT "${schema}".enqueue('sync', '{}', group_key => 'tenant ✓', expires_at => now() + interval '5 minutes') AS id,
+              floor(extract(epoch FROM now() + interval '5 minutes') * 1000)::text AS deadline`,
+    )
+    const withGroup = await getJob(store, grouped.rows[0]!.id)
+    assert.deepEqual(
+      [withGroup?.group, withGroup?.expiresAt],
+      ['tenant ✓', Number(grouped.rows[0]!.deadline)],
+    )
+
     for (const bad of [
       `SELECT "${schema}".enqueue('bad name', '{}')`,
       `SELECT "${schema}".enqueue('ok', '{}', queue => 'a,b')`,
       `SELECT "${schema}".enqueue('ok', '{}', max_attempts => 0)`,
       `SELECT "${schema}".enqueue('ok', NULL)`,
+      `SELECT "${schema}".enqueue('ok', '{}', group_key => '')`,
+      `SELECT "${schema}".enqueue('ok', '{}', expires_at => now() - interval '1 second')`,
+      `SELECT "${schema}".enqueue('ok', '{}', run_at => now() + interval '1 hour', expires_at => now() + interval '1 minute')`,
     ]) {
       await assert.rejects(
         app.query(bad),
@@ -257,7 +277,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
         bad,
       )
     }
-    assert.equal((await allJobs(store)).length, 2)
+    assert.equal((await allJobs(store)).length, 3)
   })
 
   test('queue names, payloads, keys and ids cannot inject SQL: refused or stored as given', async (t) => {
@@ -566,10 +586,12 @@ await whenAvailable(postgresUnreachableReason(), () => {
       newJob({ delayMs: 5_000 }),
       newJob({ runAt: now - 1 }),
       newJob({ runAt: now + 60_000 }),
+      newJob({ group: 'tenant ✓', expiresInMs: 60_000 }),
+      newJob({ delayMs: 5_000, expiresAt: now + 10_000 }),
     ]
     const columns = `queue, name, payload, state, priority, run_at::text, attempts, max_attempts, timeout_ms,
       unique_key, lease_token, lease_expires_at, worker_id, last_error, result, created_at::text,
-      updated_at::text, finished_at, delivered`
+      updated_at::text, finished_at, delivered, group_key, expires_at::text`
     for (const job of jobs) {
       const [alone] = await store.enqueue({ jobs: [job], now })
       assert.equal(alone!.created, true)
@@ -585,6 +607,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
       )
       assert.equal(rows.length, 2)
       assert.deepEqual(rows[0], rows[1], JSON.stringify(job))
+      assert.deepEqual([rows[0]!.group_key, rows[0]!.expires_at], [job.group, storedDeadline(job, now)])
       assert.ok(BigInt(alone!.id) < BigInt(batch!.ids), 'ids in enqueue order')
     }
   })
@@ -596,10 +619,10 @@ await whenAvailable(postgresUnreachableReason(), () => {
     const now = 1_700_000_000_000
     const batch = [
       newJob({ priority: -(2 ** 31), runAt: 2 ** 50, maxAttempts: 1, timeoutMs: 2 ** 31 - 1 }),
-      newJob({ priority: 2 ** 31 - 1, delayMs: 86_400_000, timeoutMs: null }),
-      newJob({ queue: 'q', runAt: 1 }),
+      newJob({ priority: 2 ** 31 - 1, delayMs: 86_400_000, timeoutMs: null, expiresAt: 2 ** 52 }),
+      newJob({ queue: 'q', runAt: 1, expiresInMs: 2 ** 40 }),
     ]
-    const columns = 'queue, state, priority, run_at::text, max_attempts, timeout_ms'
+    const columns = 'queue, state, priority, run_at::text, max_attempts, timeout_ms, expires_at::text'
     const { own, inTransaction } = await enqueueBothWays(store, app, batch, now)
     assert.deepEqual(
       [...own, ...inTransaction].map((result) => result.created),
@@ -610,6 +633,10 @@ await whenAvailable(postgresUnreachableReason(), () => {
     assert.deepEqual(
       (await rows(own)).map((row) => row.run_at),
       [String(2 ** 50), String(now + 86_400_000), '1'],
+    )
+    assert.deepEqual(
+      (await rows(own)).map((row) => row.expires_at),
+      [null, String(2 ** 52), String(now + 2 ** 40)],
     )
     // What is no integer of the type's range is left for the server to refuse, as before: in a
     // batch without unique keys the digits JavaScript writes (sql/enqueue-joined.sql), and in one
@@ -630,8 +657,15 @@ await whenAvailable(postgresUnreachableReason(), () => {
       // A caller of the store itself may send a text holding the separator: that batch goes as arrays.
       newJob({ payload: '"\x1e"' }),
     ]
+    // Groups (any character: one holding the separator sends the batch as arrays) and deadlines.
+    const grouped = [
+      newJob({ group: 'tenant, "a" ✓', expiresInMs: 60_000 }),
+      newJob(),
+      newJob({ group: 'b', delayMs: 1_000, expiresAt: now + 5_000 }),
+    ]
     const columns =
-      'queue, name, payload, state, priority, run_at::text, max_attempts, timeout_ms, created_at::text'
+      'queue, name, payload, state, priority, run_at::text, max_attempts, timeout_ms, created_at::text, ' +
+      'group_key, expires_at::text'
     const rows = (results: { id: string }[]) => jobRows(schema, columns, results)
     for (const jobs of [batch.slice(0, 3), batch]) {
       const { own, inTransaction } = await enqueueBothWays(store, app, jobs, now)
@@ -645,6 +679,14 @@ await whenAvailable(postgresUnreachableReason(), () => {
           String(job.runAt ?? now + job.delayMs),
           job.timeoutMs,
         ]),
+      )
+    }
+    for (const jobs of [grouped, [...grouped, newJob({ group: 'c\x1e' })]]) {
+      const { own, inTransaction } = await enqueueBothWays(store, app, jobs, now)
+      assert.deepEqual(await rows(own), await rows(inTransaction))
+      assert.deepEqual(
+        (await rows(own)).map((row) => [row.group_key, row.expires_at]),
+        jobs.map((job) => [job.group, storedDeadline(job, now)]),
       )
     }
   })
@@ -902,6 +944,24 @@ await whenAvailable(postgresUnreachableReason(), () => {
     )
     const [next] = await producer.enqueue({ jobs: [newJob()] })
     assert.equal((await getJob(producer, next!.id))?.state, 'ready')
+  })
+
+  test('a delivered job carries its group and start deadline', async (t) => {
+    const { open, schema } = tempSchema(t)
+    const worker = await open()
+    const producer = await open()
+    const claim = { limit: 5, leaseMs: LEASE_MS, workerId: 'grouped' }
+    const delivered = worker.waitForWork({ queues: ['default'], timeoutMs: 10_000, claim })
+    await registeredWaiter(schema, 'grouped')
+    const [job] = await producer.enqueue({ jobs: [newJob({ group: 'tenant-1', expiresInMs: 60_000 })] })
+    const wake = await within(5000, 'waitForWork', delivered)
+    assert.equal(wake.reason, 'delivered')
+    const stored = await getJob(producer, job!.id)
+    assert.ok(stored?.expiresAt !== null)
+    assert.deepEqual(
+      wake.jobs.map((leased) => [leased.id, leased.group, leased.expiresAt]),
+      [[job!.id, 'tenant-1', stored?.expiresAt]],
+    )
   })
 
   // On a server of the test's own: restarting the shared one would disturb every other test.
