@@ -16,7 +16,7 @@ import { enqueueArrays, plainArrays } from '../../src/store/postgres/postgres-en
 import { PostgresSchema } from '../../src/store/postgres/postgres-migrations.js'
 import { DELIVERY_LEASE_MS, type EnqueueResult } from '../../src/store/store.js'
 import type { NewJob } from '../../src/core/job.js'
-import { deadlineOf } from '../../src/store/kernel/jobs.js'
+import { deadlineOf, EXPIRED_ERROR } from '../../src/store/kernel/jobs.js'
 import { tempDatabase } from '../support/sqlite-harness.js'
 import {
   adminQuery,
@@ -477,6 +477,12 @@ await whenAvailable(postgresUnreachableReason(), () => {
     assert.ok(plans.length >= 6, `auto_explain reported the plans (${plans.length})`)
     const scans = plans.filter((plan) => /Seq Scan on jobs/.test(plan))
     assert.deepEqual(scans, [], 'no hot statement scans the jobs table')
+    // The claim's promotion, which also ends the jobs past their start deadline, finds those with
+    // one seek of the index that holds only unstarted jobs with a deadline, not a read of its
+    // queues' ready or scheduled jobs.
+    const expiry = plans.filter((plan) => /not started by its start deadline/.test(plan))
+    assert.ok(expiry.length > 0, 'the expiry step was explained')
+    for (const plan of expiry) assert.match(plan, /Index Scan using jobs_deadline/)
   })
 
   test('every hot function is planned without sequential scans (a migration that remakes one must keep it)', async (t) => {
@@ -944,6 +950,67 @@ await whenAvailable(postgresUnreachableReason(), () => {
     )
     const [next] = await producer.enqueue({ jobs: [newJob()] })
     assert.equal((await getJob(producer, next!.id))?.state, 'ready')
+  })
+
+  test("a claim ends its own queues' jobs past their start deadline, the sweep any queue's, each with the expired error", async (t) => {
+    const { open } = tempSchema(t)
+    const store = await open()
+    const t0 = 1_700_000_000_000
+    const [ownExpiring, plain, otherExpiring] = await store.enqueue({
+      jobs: [
+        newJob({ queue: 'a', expiresAt: t0 + 1_000 }),
+        newJob({ queue: 'a' }),
+        newJob({ queue: 'b', expiresAt: t0 + 1_000 }),
+      ],
+      now: t0,
+    })
+    const at = t0 + 2_000
+    const claimed = await store.claim({ queues: ['a'], limit: 5, leaseMs: LEASE_MS, workerId: 'w', now: at })
+    assert.deepEqual(
+      claimed.map((job) => job.id),
+      [plain!.id],
+    )
+    const ended = await getJob(store, ownExpiring!.id)
+    assert.deepEqual(
+      [ended?.state, ended?.attempts, ended?.finishedAt, ended?.updatedAt, ended?.lastError],
+      ['dead', 0, at, at, EXPIRED_ERROR],
+    )
+    assert.equal(
+      (await getJob(store, otherExpiring!.id))?.state,
+      'ready',
+      'a queue the claim did not ask for',
+    )
+    assert.equal((await store.findExpiredLeases({ now: at })).startDeadlinesPassed, true)
+    assert.deepEqual((await store.recoverExpired({ now: at })).expired, [], 'only with expireJobs')
+    assert.deepEqual((await store.recoverExpired({ now: at, expireJobs: true, limit: 10 })).expired, [
+      otherExpiring!.id,
+    ])
+    assert.deepEqual((await getJob(store, otherExpiring!.id))?.lastError, EXPIRED_ERROR)
+    assert.equal((await store.findExpiredLeases({ now: at })).startDeadlinesPassed, false)
+  })
+
+  test('a job past its deadline beyond what one claim ends is passed over, never handed out', async (t) => {
+    const { open } = tempSchema(t)
+    const store = await open()
+    const t0 = 1_700_000_000_000
+    // 1,000 (one claim's bound) expire first; the last to expire would be the first claimed.
+    await store.enqueue({
+      jobs: Array.from({ length: 1_000 }, (_, i) => newJob({ expiresAt: t0 + 1 + i })),
+      now: t0,
+    })
+    const [late] = await store.enqueue({ jobs: [newJob({ priority: 10, expiresAt: t0 + 5_000 })], now: t0 })
+    const [plain] = await store.enqueue({ jobs: [newJob()], now: t0 })
+    const at = t0 + 10_000
+    const claim = { queues: ['default'], limit: 1, leaseMs: LEASE_MS, workerId: 'w', now: at }
+    assert.deepEqual(
+      (await store.claim(claim)).map((job) => job.id),
+      [plain!.id],
+    )
+    assert.equal((await getJob(store, late!.id))?.state, 'ready', 'left by the first claim')
+    assert.deepEqual(await store.claim(claim), [])
+    assert.equal((await getJob(store, late!.id))?.state, 'dead', 'ended by the next')
+    const [stats] = await store.stats({ now: at })
+    assert.deepEqual([stats?.dead, stats?.expired], [1_001, 1_001])
   })
 
   test('a delivered job carries its group and start deadline', async (t) => {
