@@ -43,12 +43,12 @@ import { assertInteger } from '../../core/validate.js'
 import { assertOpen } from '../kernel/assert-open.js'
 import { cancelledError } from '../kernel/cancel.js'
 import { compareIds } from '../kernel/job-ids.js'
-import { type JobRow, toClaimedRow, toJob } from '../kernel/jobs.js'
+import { EXPIRED_ERROR, type JobRow, toClaimedRow, toJob } from '../kernel/jobs.js'
 import { newLeaseTokenBase } from '../kernel/lease-tokens.js'
 import { purgeInChunks } from '../kernel/purge.js'
 import { checkSettlements } from '../kernel/settlements.js'
 import { preparedOrClosed, usedThenClosed } from '../kernel/lifecycle.js'
-import { foldStats } from '../kernel/stats.js'
+import { foldStats, type StatsCount } from '../kernel/stats.js'
 import {
   changedQueue,
   changeFreesWork,
@@ -89,6 +89,9 @@ export interface PostgresQueryable {
 }
 
 const PURGE_CHUNK = 10_000
+
+/** The last error of a job not started by its deadline; functions/claim.sql writes the same text. */
+const EXPIRED_ERROR_JSON = JSON.stringify(EXPIRED_ERROR)
 
 /**
  * The PostgreSQL store: jobs in one table of its own schema, shared by workers on many hosts.
@@ -314,10 +317,11 @@ export class PostgresStore implements Store {
     limit = RECOVER_LIMIT_DEFAULT,
     leases,
     clampLeases = false,
+    expireJobs = false,
   }: RecoverParams = {}): Promise<RecoverResult> {
     this.assertOpen('recoverExpired')
     assertInteger(limit, 'limit', { min: 1 })
-    const result: RecoverResult = { retried: [], dead: [], clamped: 0, expired: [] /* r21: not yet */ }
+    const result: RecoverResult = { retried: [], dead: [], clamped: 0, expired: [] }
     // A statement of its own before the recovery: it runs only at a worker's start and after a
     // backward step, and the leases it moves were not expired, so the recovery's answer is the same.
     if (clampLeases) {
@@ -325,6 +329,16 @@ export class PostgresStore implements Store {
         now ?? null,
       ])
       result.clamped = row!.count
+    }
+    // A statement of its own too: the recoverer asks only when findExpiredLeases saw a job past its
+    // start deadline, which claims end themselves unless no worker claims its queue.
+    if (expireJobs) {
+      const rows = await this.db.query<{ id: string }>(this.texts['recover-expired-start-deadlines'], [
+        now ?? null,
+        limit,
+        EXPIRED_ERROR_JSON,
+      ])
+      result.expired = rows.map((row) => row.id).sort(compareIds)
     }
     const given = leases?.filter((lease) => isJobId(lease.id))
     if (given !== undefined && given.length === 0) return result
@@ -356,6 +370,7 @@ export class PostgresStore implements Store {
     const rows = await this.db.query<{
       now: string
       next_expires_at: string | null
+      start_deadlines_passed: boolean
       id: string | null
       lease_token: string
       lease_expires_at: string
@@ -365,7 +380,7 @@ export class PostgresStore implements Store {
     return {
       now: Number(first!.now),
       nextExpiresAt: first!.next_expires_at === null ? null : Number(first!.next_expires_at),
-      startDeadlinesPassed: false /* r21: not yet */,
+      startDeadlinesPassed: first!.start_deadlines_passed,
       leases: rows.flatMap((row) =>
         row.id === null
           ? []
@@ -415,7 +430,7 @@ export class PostgresStore implements Store {
     checkStatsParams(params)
     const { now, recentWindowMs = 60_000 } = params
     const rows = await this.db.query<{
-      kind: 'count' | 'recent'
+      kind: 'count' | 'recent' | 'expired'
       queue: string
       state: JobState
       count: number
@@ -423,7 +438,7 @@ export class PostgresStore implements Store {
     return foldStats(
       rows.map(({ kind, queue, state, count }) => ({
         queue,
-        of: kind === 'count' ? state : state === 'completed' ? 'recentCompleted' : 'recentDead',
+        of: statsCountOf(kind, state),
         count,
       })),
       recentWindowMs,
@@ -561,6 +576,13 @@ function toControlRecord(rows: readonly ControlRow[]): ControlRecord {
     stopRequestedAt: at === null ? null : Number(at),
     queues: toQueueControls(rows.filter((row): row is ControlRow & QueueControlRow => row.queue !== null)),
   }
+}
+
+/** What a row of sql/stats.sql counts, by its kind and state. */
+function statsCountOf(kind: 'count' | 'recent' | 'expired', state: JobState): StatsCount['of'] {
+  if (kind === 'count') return state
+  if (kind === 'expired') return 'expired'
+  return state === 'completed' ? 'recentCompleted' : 'recentDead'
 }
 
 function isQueryable(tx: unknown): tx is PostgresQueryable {
