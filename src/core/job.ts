@@ -27,7 +27,7 @@ export interface JobError {
     | 'permanent' // the handler asked for no further attempts
     | 'cancelled' // cancelled by an operator
     | 'unknown_handler' // no handler is registered for the job's name
-    | 'expired' // not started by its start deadline (expiresAt): never run
+    | 'expired' // its start deadline (expiresAt) passed before it, or its next attempt, could start
   message: string
   name?: string
   stack?: string
@@ -55,7 +55,11 @@ export interface Job {
   uniqueKey: string | null
   /** The job's group (a tenant, a customer, an API key): what per-group limits count; null: none. */
   group: string | null
-  /** The start deadline: a job not started by then never runs, and ends dead (cause 'expired'). */
+  /**
+   * The start deadline, for every attempt: a job not started by then never runs, and one whose
+   * retry would start later runs no more; either ends dead (cause 'expired'). An attempt that
+   * started in time runs to its end.
+   */
   expiresAt: number | null
   lastError: JobError | null
   /** The handler's return value, for completed jobs. */

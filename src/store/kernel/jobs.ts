@@ -76,5 +76,5 @@ export function deadlineOf(job: NewJob, at: number): number | null {
 /** The last error of a job that was not started by its start deadline (its expiresAt says when). */
 export const EXPIRED_ERROR: JobError = {
   kind: 'expired',
-  message: 'not started by its start deadline (expiresAt): never run',
+  message: 'its start deadline (expiresAt) passed before it could start',
 }

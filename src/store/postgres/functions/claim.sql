@@ -90,7 +90,7 @@ BEGIN
       finished_at = CASE WHEN j.expires_at <= at THEN at END,
       last_error = CASE
                      WHEN j.expires_at <= at
-                       THEN '{"kind":"expired","message":"not started by its start deadline (expiresAt): never run"}'
+                       THEN '{"kind":"expired","message":"its start deadline (expiresAt) passed before it could start"}'
                      ELSE j.last_error
                    END,
       updated_at = at

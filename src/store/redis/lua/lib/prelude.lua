@@ -314,7 +314,7 @@ end
 
 -- The last error of a job not started by its start deadline: kernel/jobs.ts EXPIRED_ERROR as JSON
 -- (tests/store/redis-deadlines.test.ts holds them equal).
-local EXPIRED_ERROR = '{"kind":"expired","message":"not started by its start deadline (expiresAt): never run"}'
+local EXPIRED_ERROR = '{"kind":"expired","message":"its start deadline (expiresAt) passed before it could start"}'
 
 -- Ends a job that was not started by its deadline as dead, attempts unchanged, once it is out of
 -- ready or scheduled (and of the deadlines zset): counted in its queue's expired set for stats.
