@@ -342,6 +342,20 @@ export function queueControlCases({ test, deliveryTest }: ConformanceCases): voi
       assert.deepEqual(await claimAt(store, after), [], 'never run, even once resumed')
     })
 
+    test('a retry due after the deadline ends dead as expired instead of starting again', async ({
+      store,
+    }) => {
+      const t = Date.now()
+      const id = await enqueueJob(store, t, { expiresInMs: MINUTE })
+      const [job] = await claimAt(store, t, {}, id)
+      const error = { kind: 'error' as const, message: 'flaky' }
+      const retry = { kind: 'retry' as const, id, leaseToken: job!.leaseToken, runAt: t + 2 * MINUTE, error }
+      assert.deepEqual((await store.settle({ settlements: [retry], now: t })).settled, ['ok'])
+      assert.deepEqual(await claimAt(store, t + 2 * MINUTE), [])
+      const expired = await getExisting(store, id)
+      assert.deepEqual([expired.state, expired.lastError?.kind, expired.attempts], ['dead', 'expired', 1])
+    })
+
     test('a retried expired job runs again without its deadline', async ({ store }) => {
       const t = Date.now()
       const id = await enqueueJob(store, t, { expiresInMs: SECOND })
