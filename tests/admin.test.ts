@@ -50,10 +50,11 @@ test('getStats counts per queue and in total, as plain data that JSON keeps as i
   await finishJob(store, 'mail', 'dead')
   const report = await getStats(store, { now: Date.now() })
   assert.deepEqual(JSON.parse(JSON.stringify(report)), report)
-  const zero = { recentCompletedCount: 0, active: 0, completed: 0 }
+  const zero = { recentCompletedCount: 0, active: 0, completed: 0, expired: 0 }
+  const running = { paused: null, limits: { concurrency: null } }
   assert.deepEqual(report.queues, [
-    { queue: 'images', ...zero, ready: 0, scheduled: 1, dead: 0, recentDeadCount: 0 },
-    { queue: 'mail', ...zero, ready: 1, scheduled: 0, dead: 1, recentDeadCount: 1 },
+    { queue: 'images', ...zero, ready: 0, scheduled: 1, dead: 0, recentDeadCount: 0, ...running },
+    { queue: 'mail', ...zero, ready: 1, scheduled: 0, dead: 1, recentDeadCount: 1, ...running },
   ])
   assert.deepEqual(report.totals, { ...zero, ready: 1, scheduled: 1, dead: 1, recentDeadCount: 1 })
   assert.equal(report.recentWindowMs, 60_000)

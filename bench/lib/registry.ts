@@ -28,6 +28,11 @@ import { redisEnqueueScenario } from '../scenarios/redis-enqueue.js'
 import { redisIdleCpuScenario } from '../scenarios/redis-idle-cpu.js'
 import { redisMemoryScenario } from '../scenarios/redis-memory.js'
 import { redisThroughputScenario } from '../scenarios/redis-throughput.js'
+import {
+  postgresQueueControlScenario,
+  queueControlScenario,
+  redisQueueControlScenario,
+} from '../scenarios/queue-control.js'
 import { redisWakeScenario } from '../scenarios/redis-wake.js'
 import { strategyOverheadScenario } from '../scenarios/strategy-overhead.js'
 import { supervisorCpuScenario } from '../scenarios/supervisor-cpu.js'
@@ -51,6 +56,7 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   strategyOverheadScenario,
   isolationCostScenario,
   supervisorCpuScenario,
+  queueControlScenario,
   postgresEnqueueScenario,
   postgresThroughputScenario,
   postgresPrefetchDefaultScenario,
@@ -61,6 +67,7 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   postgresChurnScenario,
   postgresChurnAgedScenario,
   postgresChurnIdleScenario,
+  postgresQueueControlScenario,
   redisEnqueueScenario,
   redisThroughputScenario,
   redisPrefetchDefaultScenario,
@@ -68,4 +75,5 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   redisWakeScenario,
   redisMemoryScenario,
   redisIdleCpuScenario,
+  redisQueueControlScenario,
 ]

@@ -11,6 +11,7 @@ export {
   type GetJobParams,
   type JobCounts,
   type QueueCounts,
+  type QueueReport,
   type StatsReport,
 } from './inspect.js'
 export {
@@ -24,3 +25,4 @@ export {
   type StopWorkersParams,
   type StopWorkersResult,
 } from './manage.js'
+export { pauseQueue, resumeQueue, limitQueue, listQueueControls, runningQueue } from './queue-control.js'

@@ -5,8 +5,9 @@
 import type { Job, JobId } from '../core/job.js'
 import { assertInteger } from '../core/validate.js'
 import { checkStatsParams, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX } from '../store/params.js'
-import type { JobPage, ListJobsParams, QueueStats, StatsParams, Store } from '../store/store.js'
+import type { JobPage, ListJobsParams, QueueControl, QueueStats, StatsParams, Store } from '../store/store.js'
 import { assertJobIds } from './job-ids.js'
+import { runningQueue } from './queue-control.js'
 
 export { LIST_LIMIT_DEFAULT }
 
@@ -55,6 +56,7 @@ export const JOB_COUNT_KEYS = [
   'active',
   'completed',
   'dead',
+  'expired',
   'recentCompletedCount',
   'recentDeadCount',
 ] as const
@@ -66,12 +68,15 @@ export interface QueueCounts extends JobCounts {
   queue: string
 }
 
+/** A queue's counts and its control settings: whether it is paused (when, by whom, why), its limits. */
+export interface QueueReport extends QueueCounts, Omit<QueueControl, 'queue'> {}
+
 export interface StatsReport {
   /** When the jobs were counted (epoch ms): the recent window ends here. */
   at: number
   recentWindowMs: number
-  /** One entry per queue that holds any job, sorted by name; [] for an empty store. */
-  queues: QueueCounts[]
+  /** One entry per queue that holds any job or has a setting, sorted by name; [] for an empty store. */
+  queues: QueueReport[]
   /** Every queue's counts added up. */
   totals: JobCounts
 }
@@ -80,13 +85,28 @@ export interface StatsReport {
 export async function getStats(store: Store, params: StatsParams = {}): Promise<StatsReport> {
   checkStatsParams(params)
   const { now = Date.now(), recentWindowMs = RECENT_WINDOW_MS } = params
-  const stats = await store.stats({ now, recentWindowMs })
+  const [stats, { queues: controls }] = await Promise.all([
+    store.stats({ now, recentWindowMs }),
+    store.control(),
+  ])
+  const counted = new Map(stats.map((queueStats) => [queueStats.queue, countsOf(queueStats)]))
+  const controlled = new Map(controls.map((control) => [control.queue, control]))
+  const names = [...new Set([...counted.keys(), ...controlled.keys()])].sort()
   return {
     at: now,
     recentWindowMs,
-    queues: stats.map((queueStats) => ({ queue: queueStats.queue, ...countsOf(queueStats) })),
+    queues: names.map((queue) => ({
+      queue,
+      ...(counted.get(queue) ?? zeroCounts()),
+      paused: controlled.get(queue)?.paused ?? null,
+      limits: controlled.get(queue)?.limits ?? runningQueue(queue).limits,
+    })),
     totals: sumCounts(stats),
   }
+}
+
+function zeroCounts(): JobCounts {
+  return Object.fromEntries(JOB_COUNT_KEYS.map((key) => [key, 0])) as JobCounts
 }
 
 function countsOf(stats: QueueStats): JobCounts {
@@ -94,7 +114,7 @@ function countsOf(stats: QueueStats): JobCounts {
 }
 
 function sumCounts(queues: readonly QueueStats[]): JobCounts {
-  const totals = Object.fromEntries(JOB_COUNT_KEYS.map((key) => [key, 0])) as JobCounts
+  const totals = zeroCounts()
   for (const stats of queues) for (const key of JOB_COUNT_KEYS) totals[key] += stats[key]
   return totals
 }

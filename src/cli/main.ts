@@ -10,6 +10,7 @@ import { registerEnqueue } from './commands/enqueue.js'
 import { registerJobs } from './commands/jobs.js'
 import { registerMigrate } from './commands/migrate.js'
 import { registerPurge } from './commands/purge.js'
+import { registerQueueControl } from './commands/queue-control.js'
 import { registerRetry } from './commands/retry.js'
 import { registerStats } from './commands/stats.js'
 import { registerStopWorkers } from './commands/stop-workers.js'
@@ -49,6 +50,7 @@ registerRetry(program)
 registerCancel(program)
 registerPurge(program)
 registerStopWorkers(program)
+registerQueueControl(program)
 
 // `ferry jobs --json | head -1`: the reader is gone, which is no error of ours (`ferry work` opts out).
 exitWhenStdoutReaderLeaves()

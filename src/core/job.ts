@@ -27,6 +27,7 @@ export interface JobError {
     | 'permanent' // the handler asked for no further attempts
     | 'cancelled' // cancelled by an operator
     | 'unknown_handler' // no handler is registered for the job's name
+    | 'expired' // its start deadline (expiresAt) passed before it, or its next attempt, could start
   message: string
   name?: string
   stack?: string
@@ -52,6 +53,14 @@ export interface Job {
   /** Per-attempt time limit; null means the worker's default. */
   timeoutMs: number | null
   uniqueKey: string | null
+  /** The job's group (a tenant, a customer, an API key): what per-group limits count; null: none. */
+  group: string | null
+  /**
+   * The start deadline, for every attempt: a job not started by then never runs, and one whose
+   * retry would start later runs no more; either ends dead (cause 'expired'). An attempt that
+   * started in time runs to its end.
+   */
+  expiresAt: number | null
   lastError: JobError | null
   /** The handler's return value, for completed jobs. */
   result: unknown
@@ -84,6 +93,10 @@ export interface NewJob {
   maxAttempts: number
   timeoutMs: number | null
   uniqueKey: string | null
+  group: string | null
+  /** Absolute start deadline; when null, `expiresInMs` from the store's clock (none if null too). */
+  expiresAt: number | null
+  expiresInMs: number | null
 }
 
 export const DEFAULT_QUEUE = 'default'

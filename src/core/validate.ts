@@ -23,6 +23,7 @@ export const MAX_DELAY_MS = 100 * 365 * 24 * 3600 * 1000
 /** The longest timer Node can set (setTimeout overflows past 2^31 - 1 ms). */
 export const MAX_TIMEOUT_MS = 2_147_483_647
 export const UNIQUE_KEY_MAX_LENGTH = 255
+export const GROUP_MAX_LENGTH = 255
 const MAX_TIMESTAMP = 8.64e15
 
 /**
@@ -43,6 +44,12 @@ export interface EnqueueOptions {
   timeoutMs?: number
   /** Idempotency key: while a job with this key exists, enqueueing it again returns that job. */
   uniqueKey?: string
+  /** The job's group (a tenant, a customer, an API key): what per-group limits count. 1 to 255 characters. */
+  group?: string
+  /** Start deadline: if the job has not started this many milliseconds from now, it never runs. */
+  expiresInMs?: number
+  /** Start deadline as an instant (a Date or epoch milliseconds). Not with expiresInMs. */
+  expiresAt?: Date | number
 }
 
 const ENQUEUE_OPTION_KEYS = optionKeys<EnqueueOptions>({
@@ -53,6 +60,9 @@ const ENQUEUE_OPTION_KEYS = optionKeys<EnqueueOptions>({
   maxAttempts: true,
   timeoutMs: true,
   uniqueKey: true,
+  group: true,
+  expiresInMs: true,
+  expiresAt: true,
 })
 
 export interface NormalizeJobOptions {
@@ -89,6 +99,9 @@ export function normalizeJob(
       maxAttempts: DEFAULT_MAX_ATTEMPTS,
       timeoutMs: null,
       uniqueKey: null,
+      group: null,
+      expiresAt: null,
+      expiresInMs: null,
     }
   }
   const opts = options
@@ -108,6 +121,8 @@ export function normalizeJob(
   }
   const uniqueKey = opts.uniqueKey ?? null
   if (uniqueKey !== null) assertUniqueKey(uniqueKey, 'uniqueKey')
+  const group = opts.group ?? null
+  if (group !== null) assertGroup(group, 'group')
 
   let runAt: number | null = null
   let delayMs = 0
@@ -127,6 +142,7 @@ export function normalizeJob(
     delayMs = Math.ceil(delayMs)
   }
   if (opts.runAt != null) runAt = toInstant(opts.runAt, 'runAt')
+  const { expiresAt, expiresInMs } = startDeadline(opts, runAt, delayMs)
 
   return {
     queue: queue as string,
@@ -138,7 +154,56 @@ export function normalizeJob(
     maxAttempts,
     timeoutMs,
     uniqueKey,
+    group,
+    expiresAt,
+    expiresInMs,
   }
+}
+
+/**
+ * The start deadline of a job: expiresAt (an instant) or expiresInMs (from the store's clock at
+ * enqueue). A deadline that cannot come after the job's run time is refused, where the two are
+ * given alike (both instants, or both from now): the job could never run.
+ */
+function startDeadline(
+  opts: EnqueueOptions,
+  runAt: number | null,
+  delayMs: number,
+): { expiresAt: number | null; expiresInMs: number | null } {
+  if (opts.expiresAt != null && opts.expiresInMs != null) {
+    throw new ValidationError('invalid_option', 'expiresAt', 'give expiresInMs or expiresAt, not both')
+  }
+  if (opts.expiresInMs != null) {
+    const ms = opts.expiresInMs
+    if (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0 || ms > MAX_DELAY_MS) {
+      throw new ValidationError(
+        'invalid_option',
+        'expiresInMs',
+        `must be a number of milliseconds above 0, at most ${MAX_DELAY_MS} (got ${describe(ms)})`,
+      )
+    }
+    const expiresInMs = Math.ceil(ms)
+    if (runAt === null && expiresInMs <= delayMs) {
+      throw new ValidationError(
+        'invalid_option',
+        'expiresInMs',
+        `must be longer than delayMs (${delayMs}): the job would expire before it may run`,
+      )
+    }
+    return { expiresAt: null, expiresInMs }
+  }
+  if (opts.expiresAt != null) {
+    const expiresAt = toInstant(opts.expiresAt, 'expiresAt')
+    if (runAt !== null && expiresAt <= runAt) {
+      throw new ValidationError(
+        'invalid_option',
+        'expiresAt',
+        'must be after runAt: the job would expire before it may run',
+      )
+    }
+    return { expiresAt, expiresInMs: null }
+  }
+  return { expiresAt: null, expiresInMs: null }
 }
 
 /**
@@ -259,6 +324,16 @@ export function assertQueueList(value: unknown, field = 'queues'): asserts value
 }
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+
+function assertGroup(value: unknown, field: string): void {
+  if (typeof value !== 'string' || value.length === 0 || value.length > GROUP_MAX_LENGTH) {
+    throw new ValidationError(
+      'invalid_option',
+      field,
+      `must be a string of 1 to ${GROUP_MAX_LENGTH} characters (got ${describe(value)})`,
+    )
+  }
+}
 
 function assertUniqueKey(value: unknown, field: string): void {
   if (typeof value !== 'string' || value.length === 0 || value.length > UNIQUE_KEY_MAX_LENGTH) {

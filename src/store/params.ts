@@ -11,6 +11,8 @@ import type {
   ClaimParams,
   ControlParams,
   ListJobsParams,
+  QueueLimits,
+  QueuePause,
   PurgeParams,
   RetryParams,
   StatsParams,
@@ -43,7 +45,22 @@ const STATS_KEYS = optionKeys<StatsParams>({ now: true, recentWindowMs: true })
 const RETRY_KEYS = optionKeys<RetryParams>({ ids: true, allDead: true, queue: true, now: true })
 const CANCEL_KEYS = optionKeys<CancelParams>({ ids: true, now: true })
 const PURGE_KEYS = optionKeys<PurgeParams>({ state: true, olderThanMs: true, queue: true, now: true })
-const CONTROL_KEYS = optionKeys<ControlParams>({ requestStop: true, now: true })
+const CONTROL_KEYS = optionKeys<ControlParams>({
+  requestStop: true,
+  pause: true,
+  resume: true,
+  limit: true,
+  now: true,
+})
+const PAUSE_KEYS = optionKeys<QueuePause>({ queue: true, reason: true, by: true })
+const LIMIT_KEYS = ['queue', 'clear', 'concurrency'] as const satisfies readonly (
+  keyof QueueLimits | 'queue' | 'clear'
+)[]
+/** A pause's reason and author: text for people, bounded so a control record stays small. */
+export const PAUSE_REASON_MAX = 1000
+export const PAUSE_BY_MAX = 200
+/** The largest limit a queue may have: beyond it, no limit is the honest setting. */
+export const QUEUE_LIMIT_MAX = 1_000_000
 
 /**
  * A claim's or a wait's `names` filter: absent (every name), or a non-empty list of job names
@@ -127,6 +144,50 @@ export function checkPurgeParams(params: PurgeParams): void {
 
 export function checkControlParams(params: ControlParams): void {
   assertKnownKeys(params, CONTROL_KEYS, '')
+  const changes = (['pause', 'resume', 'limit'] as const).filter((key) => params[key] !== undefined)
+  if (changes.length > 1) {
+    throw new ValidationError(
+      'invalid_option',
+      changes[1]!,
+      `one queue change a call: ${changes.join(' and ')} were both given`,
+    )
+  }
+  const { pause, resume, limit } = params
+  if (pause !== undefined) {
+    assertKnownKeys(pause, PAUSE_KEYS, 'pause')
+    assertName(pause.queue, 'pause.queue')
+    assertText(pause.reason, 'pause.reason', PAUSE_REASON_MAX)
+    assertText(pause.by, 'pause.by', PAUSE_BY_MAX)
+  }
+  if (resume !== undefined) {
+    assertKnownKeys(resume, ['queue'], 'resume')
+    assertName(resume.queue, 'resume.queue')
+  }
+  if (limit !== undefined) {
+    assertKnownKeys(limit, LIMIT_KEYS, 'limit')
+    assertName(limit.queue, 'limit.queue')
+    if (limit.clear !== undefined && typeof limit.clear !== 'boolean') {
+      throw new ValidationError('invalid_option', 'limit.clear', 'must be true or false')
+    }
+    const given = LIMIT_KEYS.filter((key) => key !== 'queue' && key !== 'clear' && key in limit)
+    if (limit.clear === true && given.length > 0) {
+      throw new ValidationError('invalid_option', `limit.${given[0]!}`, 'cannot be set together with clear')
+    }
+    if (limit.clear !== true && given.length === 0) {
+      throw new ValidationError('invalid_option', 'limit', 'must set a limit (concurrency) or clear them')
+    }
+    if (limit.clear !== true && limit.concurrency !== null && limit.concurrency !== undefined) {
+      assertInteger(limit.concurrency, 'limit.concurrency', { min: 1, max: QUEUE_LIMIT_MAX })
+    }
+  }
+}
+
+/** Optional text of at most `max` characters. */
+function assertText(value: unknown, field: string, max: number): void {
+  if (value === undefined) return
+  if (typeof value !== 'string' || value.length > max) {
+    throw new ValidationError('invalid_option', field, `must be text of at most ${max} characters`)
+  }
 }
 
 /**

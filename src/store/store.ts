@@ -149,6 +149,12 @@ export interface FindExpiredLeasesResult {
   leases: ExpiredLease[]
   /** When the next lease that has not run out yet will (if it is not renewed first), or null. */
   nextExpiresAt: number | null
+  /**
+   * Whether some job that has not started (ready or scheduled) is past its start deadline: then
+   * recoverExpired with `expireJobs` ends it. Claims end those of their queues themselves; this
+   * catches the rest (a paused queue's, a queue nobody works).
+   */
+  startDeadlinesPassed: boolean
 }
 
 export interface RecoverParams {
@@ -167,6 +173,11 @@ export interface RecoverParams {
    * saw the store's clock step back.
    */
   clampLeases?: boolean
+  /**
+   * Also end, as dead with cause 'expired', up to `limit` jobs not started by their start deadline
+   * (ready or scheduled, in any queue, paused ones included).
+   */
+  expireJobs?: boolean
 }
 
 export interface RecoverResult {
@@ -176,6 +187,8 @@ export interface RecoverResult {
   dead: JobId[]
   /** Leases moved by `clampLeases`; 0 without it. */
   clamped: number
+  /** Jobs ended by `expireJobs`; empty without it. */
+  expired: JobId[]
 }
 
 export interface WaitParams {
@@ -265,6 +278,8 @@ export interface QueueStats {
   active: number
   completed: number
   dead: number
+  /** Of the dead jobs, those that were never started by their start deadline (cause 'expired'). */
+  expired: number
   /** Jobs that completed, and that went dead, within the last recentWindowMs: throughput. */
   recentCompletedCount: number
   recentDeadCount: number
@@ -299,17 +314,60 @@ export interface ControlParams {
    * by it. Each request moves stopRequestedAt forward (to now, or just past the previous request).
    */
   requestStop?: boolean
+  /**
+   * Pause a queue: from the commit on, no claim in any process takes its jobs (ready ones, or
+   * scheduled ones as they come due) until it is resumed; enqueues go on, and active jobs finish.
+   * Pausing a paused queue records the new pause (its time, `by` and `reason`).
+   */
+  pause?: QueuePause
+  /** Resume a paused queue, waking the workers waiting for it; a queue not paused is left as is. */
+  resume?: { queue: string }
+  /**
+   * Set a queue's limits: each field given replaces that limit (null removes it), the others stay.
+   * `{ queue, clear: true }` removes them all.
+   */
+  limit?: QueueLimitChange
   now?: number
+}
+
+export interface QueuePause {
+  queue: string
+  /** Why, for whoever finds the queue paused (at most 1,000 characters). */
+  reason?: string
+  /** Who: a user, a host, a deploy (at most 200 characters). */
+  by?: string
+}
+
+/** A queue's limits, each null when the queue has none. */
+export interface QueueLimits {
+  /**
+   * At most this many of the queue's jobs active at once, across every worker and process: jobs
+   * holding a live lease (one that ran out no longer counts), not jobs started.
+   */
+  concurrency: number | null
+}
+
+export type QueueLimitChange = { queue: string } & (
+  ({ clear?: false } & Partial<QueueLimits>) | { clear: true }
+)
+
+/** A queue's control settings: a queue without any is not listed. */
+export interface QueueControl {
+  queue: string
+  /** When, by whom and why the queue was paused; null while it runs. */
+  paused: { at: number; by: string | null; reason: string | null } | null
+  limits: QueueLimits
 }
 
 /**
  * The workers' control record: what operators ask of every worker of the store, which workers
- * read after each wake-up and about once a second. Stopping is its first field; settings such as
- * paused queues belong here too.
+ * read after each wake-up and about once a second.
  */
 export interface ControlRecord {
   /** When workers were last asked to stop, or null. A worker stops when this changes. */
   stopRequestedAt: number | null
+  /** The queues with a setting (paused, or limited), by name. */
+  queues: QueueControl[]
 }
 
 /**
@@ -333,7 +391,11 @@ export interface Store {
   enqueue(params: EnqueueParams): Promise<EnqueueResult[]>
 
   // worker hot path
-  /** One round trip; queue order, then priority (higher first), then runAt, then id. */
+  /**
+   * One round trip; queue order, then priority (higher first), then runAt, then id. A paused queue
+   * gives nothing and a limited one no more than its limit leaves room for, decided in the same
+   * atomic step as the pick: the rest comes from the next queues of the list.
+   */
   claim(params: ClaimParams): Promise<ClaimedJob[]>
   /** Settlements' results in input order, and with `claim`, the jobs claimed after them. */
   settle(params: SettleParams): Promise<SettleBatchResult>
@@ -368,7 +430,8 @@ export interface Store {
   purge(params: PurgeParams): Promise<number>
 
   // worker control
-  /** Reads the workers' control record, after changing it as asked (`requestStop`). */
+  /** Reads the workers' control record, after changing it as asked (`requestStop`, `pause`,
+   * `resume`, `limit`: at most one queue change a call). */
   control(params?: ControlParams): Promise<ControlRecord>
 }
 

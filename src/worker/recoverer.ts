@@ -85,11 +85,13 @@ export class Recoverer {
 
   private async sweep(): Promise<RecoverResult> {
     const { store } = this.options
-    const total: RecoverResult = { retried: [], dead: [], clamped: 0 }
+    const total: RecoverResult = { retried: [], dead: [], clamped: 0, expired: [] }
     this.nextExpiryIn = null
     while (!this.stopped) {
       const sentAt = this.monotonicNow()
-      const { now, leases, nextExpiresAt } = await store.findExpiredLeases({ limit: SWEEP_LIMIT })
+      const { now, leases, nextExpiresAt, startDeadlinesPassed } = await store.findExpiredLeases({
+        limit: SWEEP_LIMIT,
+      })
       this.nextExpiryIn = nextExpiresAt === null ? null : nextExpiresAt - now
       const receivedAt = this.monotonicNow()
       const step = this.stepSince({ storeNow: now, sentAt, receivedAt })
@@ -102,14 +104,23 @@ export class Recoverer {
       const careful = receivedAt < this.carefulUntil
       const due = careful ? this.watch(leases, receivedAt) : leases
       if (!careful) this.watched.clear()
-      if (due.length > 0 || clampLeases) {
-        const { retried, dead, clamped } = await store.recoverExpired({ leases: due, clampLeases })
+      let expiredNow = 0
+      if (due.length > 0 || clampLeases || startDeadlinesPassed) {
+        const { retried, dead, clamped, expired } = await store.recoverExpired({
+          leases: due,
+          clampLeases,
+          expireJobs: startDeadlinesPassed,
+          limit: SWEEP_LIMIT,
+        })
         total.retried.push(...retried)
         total.dead.push(...dead)
         total.clamped += clamped
+        total.expired.push(...expired)
+        expiredNow = expired.length
         for (const id of [...retried, ...dead]) this.watched.delete(id)
       }
       if (leases.length === SWEEP_LIMIT && due.length > 0) continue
+      if (expiredNow === SWEEP_LIMIT) continue
       // Careful, with leases still being watched: come back when the first is due, not a whole
       // interval later.
       const nextDueAt = careful ? this.nextWatchedDueAt() : null

@@ -100,6 +100,38 @@ for (const storeUnderTest of STORES) {
           ],
           ['zero attempts', 'job', null, { maxAttempts: 0 }, 'invalid_max_attempts'],
           ['a negative delay', 'job', null, { delayMs: -1 }, 'invalid_delay'],
+          ['an empty group', 'job', null, { group: '' }, 'invalid_option'],
+          ['a group of 256 characters', 'job', null, { group: 'g'.repeat(256) }, 'invalid_option'],
+          ['a group that is not a string', 'job', null, { group: 7 as never }, 'invalid_option'],
+          ['a start deadline of 0 ms', 'job', null, { expiresInMs: 0 }, 'invalid_option'],
+          [
+            'a start deadline before the delay ends',
+            'job',
+            null,
+            { delayMs: 5000, expiresInMs: 5000 },
+            'invalid_option',
+          ],
+          [
+            'a start deadline before runAt',
+            'job',
+            null,
+            { runAt: 2e12, expiresAt: 2e12 - 1 },
+            'invalid_option',
+          ],
+          [
+            'both expiresInMs and expiresAt',
+            'job',
+            null,
+            { expiresInMs: 1000, expiresAt: 2e12 },
+            'invalid_option',
+          ],
+          [
+            'a start deadline that is no instant',
+            'job',
+            null,
+            { expiresAt: 'soon' as never },
+            'invalid_run_at',
+          ],
         ]
       for (const [label, name, payload, options, code] of cases) {
         await assert.rejects(

@@ -62,6 +62,8 @@ const JOB_JSON_KEYS = [
   'maxAttempts',
   'timeoutMs',
   'uniqueKey',
+  'group',
+  'expiresAt',
   'lastError',
   'result',
   'workerId',
@@ -78,6 +80,7 @@ function expectedJson(job: Job): Record<string, unknown> {
   return {
     ...job,
     runAt: iso(job.runAt),
+    expiresAt: iso(job.expiresAt),
     leaseExpiresAt: iso(job.leaseExpiresAt),
     createdAt: iso(job.createdAt),
     updatedAt: iso(job.updatedAt),
@@ -92,10 +95,21 @@ test('stats prints a row per queue, a total row and the last minute as per-minut
   assert.equal(stderr, '')
   assert.equal(code, 0)
   assert.deepEqual(tableRows(stdout), [
-    ['QUEUE', 'READY', 'SCHEDULED', 'ACTIVE', 'COMPLETED', 'DEAD', 'COMPLETED/MIN', 'DEAD/MIN'],
-    ['images', '0', '1', '1', '0', '0', '0', '0'],
-    ['mail', '1', '0', '0', '1', '1', '1', '1'],
-    ['(all)', '1', '1', '1', '1', '1', '1', '1'],
+    [
+      'QUEUE',
+      'READY',
+      'SCHEDULED',
+      'ACTIVE',
+      'COMPLETED',
+      'DEAD',
+      'EXPIRED',
+      'COMPLETED/MIN',
+      'DEAD/MIN',
+      'CONTROL',
+    ],
+    ['images', '0', '1', '1', '0', '0', '0', '0', '0'],
+    ['mail', '1', '0', '0', '1', '1', '0', '1', '1'],
+    ['(all)', '1', '1', '1', '1', '1', '0', '1', '1'],
   ])
 })
 
@@ -126,15 +140,17 @@ test('stats --json prints counts per queue, totals, the window and the time as I
     active,
     completed,
     dead,
+    expired: 0,
     recentCompletedCount: recent,
     recentDeadCount: recent,
   })
+  const running = { paused: null, limits: { concurrency: null } }
   assert.deepEqual(document, {
     at: document.at,
     recentWindowMs: 60_000,
     queues: [
-      { queue: 'images', ...counts(0, 1, 1, 0, 0, 0) },
-      { queue: 'mail', ...counts(1, 0, 0, 1, 1, 1) },
+      { queue: 'images', ...counts(0, 1, 1, 0, 0, 0), ...running },
+      { queue: 'mail', ...counts(1, 0, 0, 1, 1, 1), ...running },
     ],
     totals: counts(1, 1, 1, 1, 1, 1),
   })

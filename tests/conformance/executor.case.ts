@@ -89,6 +89,8 @@ export function claimedJob(
     maxAttempts: 3,
     timeoutMs: null,
     uniqueKey: null,
+    group: null,
+    expiresAt: null,
     lastError: null,
     result: null,
     workerId: 'conformance',

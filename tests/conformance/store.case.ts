@@ -19,6 +19,7 @@ import { claimCases } from './store/claim.js'
 import { enqueueCases } from './store/enqueue.js'
 import { LEASE_MS, type ConformanceCases } from './store/kit.js'
 import { lifecycleCases } from './store/lifecycle.js'
+import { queueControlCases } from './store/queue-control.js'
 import { recoverCases } from './store/recover.js'
 import { renewCases } from './store/renew.js'
 import { settleCases } from './store/settle.js'
@@ -45,6 +46,7 @@ const AREAS: readonly ((cases: ConformanceCases) => void)[] = [
   renewCases,
   recoverCases,
   waitCases,
+  queueControlCases,
   adminCases,
   lifecycleCases,
 ]

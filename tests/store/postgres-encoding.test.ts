@@ -51,6 +51,9 @@ test("binaryEnqueueArrays writes each array's bytes as the encoders of one array
       job({ runAt: -5, delayMs: 86_400_000, priority: 2 ** 31 - 1, payload: '' }),
       job({ queue: 'mail', uniqueKey: '' }),
     ],
+    // Groups and deadlines: their arrays are sent only for a batch with any (else NULL).
+    [job({ group: 'tenant é✓' }), job()],
+    [job({ expiresAt: 2 ** 53 - 1 }), job({ expiresInMs: 60_000, group: '' }), job({ expiresAt: -5 })],
   ]
   for (const jobs of batches) {
     assert.deepEqual(binaryEnqueueArrays(jobs), enqueueArrays(jobs, referenceArrays))
@@ -85,7 +88,13 @@ test('joinedEnqueueParams joins each column, texts by U+001E and numbers by comm
     '0,0,86400000',
     '25,1,25',
     `,${2 ** 31 - 1},`,
+    null,
+    null,
+    null,
   ])
+  // Groups and deadlines, only for a batch with any; a job without one is an empty element.
+  const grouped = [job({ group: 'a, "b" ✓', expiresInMs: 60_000 }), job({ expiresAt: 2 ** 50 }), job()]
+  assert.deepEqual(joinedEnqueueParams(grouped)!.slice(8), ['a, "b" ✓\x1e\x1e', `,${2 ** 50},`, '60000,,'])
 })
 
 test('joinedEnqueueParams leaves to the arrays a batch with a unique key or a text holding its separator', () => {
@@ -95,6 +104,7 @@ test('joinedEnqueueParams leaves to the arrays a batch with a unique key or a te
     job({ payload: '"a\x1eb"' }),
     job({ queue: 'a\x1eb' }),
     job({ name: 'a\x1eb' }),
+    job({ group: 'a\x1eb' }),
   ]) {
     assert.equal(joinedEnqueueParams([job(), odd]), null, JSON.stringify(odd))
   }

@@ -16,6 +16,7 @@ import { enqueueArrays, plainArrays } from '../../src/store/postgres/postgres-en
 import { PostgresSchema } from '../../src/store/postgres/postgres-migrations.js'
 import { DELIVERY_LEASE_MS, type EnqueueResult } from '../../src/store/store.js'
 import type { NewJob } from '../../src/core/job.js'
+import { deadlineOf, EXPIRED_ERROR } from '../../src/store/kernel/jobs.js'
 import { tempDatabase } from '../support/sqlite-harness.js'
 import {
   adminQuery,
@@ -65,6 +66,12 @@ async function enqueueBothWays(
   const inTransaction = await store.enqueue({ jobs, tx: app, now })
   await app.query('COMMIT')
   return { own, inTransaction }
+}
+
+/** A job's expires_at as the jobs table returns it (bigint as text), or null without a deadline. */
+function storedDeadline(job: NewJob, now: number): string | null {
+  const deadline = deadlineOf(job, now)
+  return deadline === null ? null : String(deadline)
 }
 
 /** A waiters row (migrations/0003_delivery.sql), bigints as text. */
@@ -245,11 +252,24 @@ await whenAvailable(postgresUnreachableReason(), () => {
     assert.equal(scheduled?.state, 'scheduled')
     assert.ok(Math.abs(scheduled!.runAt - (Date.now() + 3_600_000)) < 60_000)
 
+    const grouped = await app.query<{ id: string; deadline: string }>(
+      `SELECT "${schema}".enqueue('sync', '{}', group_key => 'tenant ✓', expires_at => now() + interval '5 minutes') AS id,
+              floor(extract(epoch FROM now() + interval '5 minutes') * 1000)::text AS deadline`,
+    )
+    const withGroup = await getJob(store, grouped.rows[0]!.id)
+    assert.deepEqual(
+      [withGroup?.group, withGroup?.expiresAt],
+      ['tenant ✓', Number(grouped.rows[0]!.deadline)],
+    )
+
     for (const bad of [
       `SELECT "${schema}".enqueue('bad name', '{}')`,
       `SELECT "${schema}".enqueue('ok', '{}', queue => 'a,b')`,
       `SELECT "${schema}".enqueue('ok', '{}', max_attempts => 0)`,
       `SELECT "${schema}".enqueue('ok', NULL)`,
+      `SELECT "${schema}".enqueue('ok', '{}', group_key => '')`,
+      `SELECT "${schema}".enqueue('ok', '{}', expires_at => now() - interval '1 second')`,
+      `SELECT "${schema}".enqueue('ok', '{}', run_at => now() + interval '1 hour', expires_at => now() + interval '1 minute')`,
     ]) {
       await assert.rejects(
         app.query(bad),
@@ -257,7 +277,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
         bad,
       )
     }
-    assert.equal((await allJobs(store)).length, 2)
+    assert.equal((await allJobs(store)).length, 3)
   })
 
   test('queue names, payloads, keys and ids cannot inject SQL: refused or stored as given', async (t) => {
@@ -457,6 +477,12 @@ await whenAvailable(postgresUnreachableReason(), () => {
     assert.ok(plans.length >= 6, `auto_explain reported the plans (${plans.length})`)
     const scans = plans.filter((plan) => /Seq Scan on jobs/.test(plan))
     assert.deepEqual(scans, [], 'no hot statement scans the jobs table')
+    // The claim's promotion, which also ends the jobs past their start deadline, finds those with
+    // one seek of the index that holds only unstarted jobs with a deadline, not a read of its
+    // queues' ready or scheduled jobs.
+    const expiry = plans.filter((plan) => /not started by its start deadline/.test(plan))
+    assert.ok(expiry.length > 0, 'the expiry step was explained')
+    for (const plan of expiry) assert.match(plan, /Index Scan using jobs_deadline/)
   })
 
   test('every hot function is planned without sequential scans (a migration that remakes one must keep it)', async (t) => {
@@ -566,10 +592,12 @@ await whenAvailable(postgresUnreachableReason(), () => {
       newJob({ delayMs: 5_000 }),
       newJob({ runAt: now - 1 }),
       newJob({ runAt: now + 60_000 }),
+      newJob({ group: 'tenant ✓', expiresInMs: 60_000 }),
+      newJob({ delayMs: 5_000, expiresAt: now + 10_000 }),
     ]
     const columns = `queue, name, payload, state, priority, run_at::text, attempts, max_attempts, timeout_ms,
       unique_key, lease_token, lease_expires_at, worker_id, last_error, result, created_at::text,
-      updated_at::text, finished_at, delivered`
+      updated_at::text, finished_at, delivered, group_key, expires_at::text`
     for (const job of jobs) {
       const [alone] = await store.enqueue({ jobs: [job], now })
       assert.equal(alone!.created, true)
@@ -585,6 +613,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
       )
       assert.equal(rows.length, 2)
       assert.deepEqual(rows[0], rows[1], JSON.stringify(job))
+      assert.deepEqual([rows[0]!.group_key, rows[0]!.expires_at], [job.group, storedDeadline(job, now)])
       assert.ok(BigInt(alone!.id) < BigInt(batch!.ids), 'ids in enqueue order')
     }
   })
@@ -596,10 +625,10 @@ await whenAvailable(postgresUnreachableReason(), () => {
     const now = 1_700_000_000_000
     const batch = [
       newJob({ priority: -(2 ** 31), runAt: 2 ** 50, maxAttempts: 1, timeoutMs: 2 ** 31 - 1 }),
-      newJob({ priority: 2 ** 31 - 1, delayMs: 86_400_000, timeoutMs: null }),
-      newJob({ queue: 'q', runAt: 1 }),
+      newJob({ priority: 2 ** 31 - 1, delayMs: 86_400_000, timeoutMs: null, expiresAt: 2 ** 52 }),
+      newJob({ queue: 'q', runAt: 1, expiresInMs: 2 ** 40 }),
     ]
-    const columns = 'queue, state, priority, run_at::text, max_attempts, timeout_ms'
+    const columns = 'queue, state, priority, run_at::text, max_attempts, timeout_ms, expires_at::text'
     const { own, inTransaction } = await enqueueBothWays(store, app, batch, now)
     assert.deepEqual(
       [...own, ...inTransaction].map((result) => result.created),
@@ -610,6 +639,10 @@ await whenAvailable(postgresUnreachableReason(), () => {
     assert.deepEqual(
       (await rows(own)).map((row) => row.run_at),
       [String(2 ** 50), String(now + 86_400_000), '1'],
+    )
+    assert.deepEqual(
+      (await rows(own)).map((row) => row.expires_at),
+      [null, String(2 ** 52), String(now + 2 ** 40)],
     )
     // What is no integer of the type's range is left for the server to refuse, as before: in a
     // batch without unique keys the digits JavaScript writes (sql/enqueue-joined.sql), and in one
@@ -630,8 +663,15 @@ await whenAvailable(postgresUnreachableReason(), () => {
       // A caller of the store itself may send a text holding the separator: that batch goes as arrays.
       newJob({ payload: '"\x1e"' }),
     ]
+    // Groups (any character: one holding the separator sends the batch as arrays) and deadlines.
+    const grouped = [
+      newJob({ group: 'tenant, "a" ✓', expiresInMs: 60_000 }),
+      newJob(),
+      newJob({ group: 'b', delayMs: 1_000, expiresAt: now + 5_000 }),
+    ]
     const columns =
-      'queue, name, payload, state, priority, run_at::text, max_attempts, timeout_ms, created_at::text'
+      'queue, name, payload, state, priority, run_at::text, max_attempts, timeout_ms, created_at::text, ' +
+      'group_key, expires_at::text'
     const rows = (results: { id: string }[]) => jobRows(schema, columns, results)
     for (const jobs of [batch.slice(0, 3), batch]) {
       const { own, inTransaction } = await enqueueBothWays(store, app, jobs, now)
@@ -645,6 +685,14 @@ await whenAvailable(postgresUnreachableReason(), () => {
           String(job.runAt ?? now + job.delayMs),
           job.timeoutMs,
         ]),
+      )
+    }
+    for (const jobs of [grouped, [...grouped, newJob({ group: 'c\x1e' })]]) {
+      const { own, inTransaction } = await enqueueBothWays(store, app, jobs, now)
+      assert.deepEqual(await rows(own), await rows(inTransaction))
+      assert.deepEqual(
+        (await rows(own)).map((row) => [row.group_key, row.expires_at]),
+        jobs.map((job) => [job.group, storedDeadline(job, now)]),
       )
     }
   })
@@ -902,6 +950,85 @@ await whenAvailable(postgresUnreachableReason(), () => {
     )
     const [next] = await producer.enqueue({ jobs: [newJob()] })
     assert.equal((await getJob(producer, next!.id))?.state, 'ready')
+  })
+
+  test("a claim ends its own queues' jobs past their start deadline, the sweep any queue's, each with the expired error", async (t) => {
+    const { open } = tempSchema(t)
+    const store = await open()
+    const t0 = 1_700_000_000_000
+    const [ownExpiring, plain, otherExpiring] = await store.enqueue({
+      jobs: [
+        newJob({ queue: 'a', expiresAt: t0 + 1_000 }),
+        newJob({ queue: 'a' }),
+        newJob({ queue: 'b', expiresAt: t0 + 1_000 }),
+      ],
+      now: t0,
+    })
+    const at = t0 + 2_000
+    const claimed = await store.claim({ queues: ['a'], limit: 5, leaseMs: LEASE_MS, workerId: 'w', now: at })
+    assert.deepEqual(
+      claimed.map((job) => job.id),
+      [plain!.id],
+    )
+    const ended = await getJob(store, ownExpiring!.id)
+    assert.deepEqual(
+      [ended?.state, ended?.attempts, ended?.finishedAt, ended?.updatedAt, ended?.lastError],
+      ['dead', 0, at, at, EXPIRED_ERROR],
+    )
+    assert.equal(
+      (await getJob(store, otherExpiring!.id))?.state,
+      'ready',
+      'a queue the claim did not ask for',
+    )
+    assert.equal((await store.findExpiredLeases({ now: at })).startDeadlinesPassed, true)
+    assert.deepEqual((await store.recoverExpired({ now: at })).expired, [], 'only with expireJobs')
+    assert.deepEqual((await store.recoverExpired({ now: at, expireJobs: true, limit: 10 })).expired, [
+      otherExpiring!.id,
+    ])
+    assert.deepEqual((await getJob(store, otherExpiring!.id))?.lastError, EXPIRED_ERROR)
+    assert.equal((await store.findExpiredLeases({ now: at })).startDeadlinesPassed, false)
+  })
+
+  test('a job past its deadline beyond what one claim ends is passed over, never handed out', async (t) => {
+    const { open } = tempSchema(t)
+    const store = await open()
+    const t0 = 1_700_000_000_000
+    // 1,000 (one claim's bound) expire first; the last to expire would be the first claimed.
+    await store.enqueue({
+      jobs: Array.from({ length: 1_000 }, (_, i) => newJob({ expiresAt: t0 + 1 + i })),
+      now: t0,
+    })
+    const [late] = await store.enqueue({ jobs: [newJob({ priority: 10, expiresAt: t0 + 5_000 })], now: t0 })
+    const [plain] = await store.enqueue({ jobs: [newJob()], now: t0 })
+    const at = t0 + 10_000
+    const claim = { queues: ['default'], limit: 1, leaseMs: LEASE_MS, workerId: 'w', now: at }
+    assert.deepEqual(
+      (await store.claim(claim)).map((job) => job.id),
+      [plain!.id],
+    )
+    assert.equal((await getJob(store, late!.id))?.state, 'ready', 'left by the first claim')
+    assert.deepEqual(await store.claim(claim), [])
+    assert.equal((await getJob(store, late!.id))?.state, 'dead', 'ended by the next')
+    const [stats] = await store.stats({ now: at })
+    assert.deepEqual([stats?.dead, stats?.expired], [1_001, 1_001])
+  })
+
+  test('a delivered job carries its group and start deadline', async (t) => {
+    const { open, schema } = tempSchema(t)
+    const worker = await open()
+    const producer = await open()
+    const claim = { limit: 5, leaseMs: LEASE_MS, workerId: 'grouped' }
+    const delivered = worker.waitForWork({ queues: ['default'], timeoutMs: 10_000, claim })
+    await registeredWaiter(schema, 'grouped')
+    const [job] = await producer.enqueue({ jobs: [newJob({ group: 'tenant-1', expiresInMs: 60_000 })] })
+    const wake = await within(5000, 'waitForWork', delivered)
+    assert.equal(wake.reason, 'delivered')
+    const stored = await getJob(producer, job!.id)
+    assert.ok(stored?.expiresAt !== null)
+    assert.deepEqual(
+      wake.jobs.map((leased) => [leased.id, leased.group, leased.expiresAt]),
+      [[job!.id, 'tenant-1', stored?.expiresAt]],
+    )
   })
 
   // On a server of the test's own: restarting the shared one would disturb every other test.

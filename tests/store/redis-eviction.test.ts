@@ -278,6 +278,7 @@ await whenAvailable(redisUnreachableReason(), () => {
         retried: [],
         dead: [],
         clamped: 0,
+        expired: [],
       })
       assert.equal(await redis.zcard(activeSet!), 0)
       for (const job of [x!, y!, z!]) {

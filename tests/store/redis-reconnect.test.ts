@@ -132,5 +132,8 @@ function job(): Parameters<RedisStore['enqueue']>[0]['jobs'][number] {
     maxAttempts: 3,
     timeoutMs: null,
     uniqueKey: null,
+    group: null,
+    expiresAt: null,
+    expiresInMs: null,
   }
 }

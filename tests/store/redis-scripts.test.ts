@@ -93,7 +93,16 @@ describe('RedisStore functions', ownServerOptions(), () => {
 
   it('refuse an enqueue on a Redis out of memory, and let workers settle, claim and purge', async (t) => {
     const { admin, store } = await onFreshServer(t)
-    const job = { queue: 'default', name: 'scripts.job', payload: '{}', priority: 0, runAt: null }
+    const job = {
+      queue: 'default',
+      name: 'scripts.job',
+      payload: '{}',
+      priority: 0,
+      runAt: null,
+      group: null,
+      expiresAt: null,
+      expiresInMs: null,
+    }
     const jobs = [
       { ...job, delayMs: 0, maxAttempts: 1, timeoutMs: null, uniqueKey: null },
       { ...job, delayMs: 0, maxAttempts: 1, timeoutMs: null, uniqueKey: null },

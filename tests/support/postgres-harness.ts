@@ -60,7 +60,7 @@ export function postgresUnreachableReason(): Promise<string | null> {
 }
 
 export interface PostgresHarnesses {
-  /** One store harness per call, on the file's schema emptied of every job and stop request. */
+  /** One store harness per call, on the file's schema emptied of every job, stop request and queue setting. */
   createHarness: CreateHarness
   /** Drops the file's schema: call it from the test file's after(). */
   dropSchema(): Promise<void>
@@ -76,7 +76,11 @@ export function postgresHarnesses(): PostgresHarnesses {
   const schema = testSchemaName()
   let migrated = false
   const createHarness: CreateHarness = async () => {
-    if (migrated) await adminQuery(`DELETE FROM "${schema}".jobs; DELETE FROM "${schema}".control`)
+    if (migrated) {
+      await adminQuery(
+        `DELETE FROM "${schema}".jobs; DELETE FROM "${schema}".control; DELETE FROM "${schema}".queues`,
+      )
+    }
     migrated = true
     const opened: Store[] = []
     const open = async (): Promise<Store> => {

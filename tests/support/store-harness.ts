@@ -33,6 +33,9 @@ export function newJob(overrides: Partial<NewJob> = {}): NewJob {
     maxAttempts: 25,
     timeoutMs: null,
     uniqueKey: null,
+    group: null,
+    expiresAt: null,
+    expiresInMs: null,
     ...overrides,
   }
 }

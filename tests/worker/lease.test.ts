@@ -41,7 +41,7 @@ test("a worker whose lease was recovered and re-claimed gets 'lease_lost' on set
 
   // The sweep takes the job from A, as if A's lease had expired.
   const recovered = await store.recoverExpired({ now: FAR_FUTURE() })
-  assert.deepEqual(recovered, { retried: [id], dead: [], clamped: 0 })
+  assert.deepEqual(recovered, { retried: [id], dead: [], clamped: 0, expired: [] })
   const afterRecovery = await getExistingJob(store, id)
   assert.equal(afterRecovery.state, 'ready')
   assert.equal(afterRecovery.lastError?.kind, 'lease_expired')
@@ -105,7 +105,12 @@ test("a worker learns of a stolen lease at its next renewal and aborts the handl
   await claimed
 
   // Stolen: recovered, then claimed at once by another worker (before this one frees its slot).
-  assert.deepEqual(await store.recoverExpired({ now: FAR_FUTURE() }), { retried: [id], dead: [], clamped: 0 })
+  assert.deepEqual(await store.recoverExpired({ now: FAR_FUTURE() }), {
+    retried: [id],
+    dead: [],
+    clamped: 0,
+    expired: [],
+  })
   const lost = waitForEvent(worker, 'job:lease-lost', () => true, 2000)
   const [thief] = await store.claim({ queues: ['default'], limit: 1, leaseMs: 60_000, workerId: 'thief' })
   assert.equal(thief?.id, id)
@@ -191,7 +196,7 @@ test('a recovery sweep puts back jobs whose lease ran out, or ends them dead whe
   const completed = waitForEvent(worker, 'job:completed')
   await worker.start()
   // The sweep every worker runs when it starts.
-  assert.deepEqual(await swept, [{ retried: [retryId], dead: [lastId], clamped: 0 }])
+  assert.deepEqual(await swept, [{ retried: [retryId], dead: [lastId], clamped: 0, expired: [] }])
   await completed
 
   const resumed = await getExistingJob(store, retryId)
@@ -206,7 +211,7 @@ test('a recovery sweep puts back jobs whose lease ran out, or ends them dead whe
   // recoverOnce sweeps on demand, every queue (not only the worker's).
   const { id: elsewhereId } = await client.enqueue('resume', { n: 3 }, { queue: 'elsewhere' })
   assert.equal((await store.claim({ ...ghost, queues: ['elsewhere'], now: Date.now() - 60_000 })).length, 1)
-  assert.deepEqual(await worker.recoverOnce(), { retried: [elsewhereId], dead: [], clamped: 0 })
+  assert.deepEqual(await worker.recoverOnce(), { retried: [elsewhereId], dead: [], clamped: 0, expired: [] })
   const elsewhere = await getExistingJob(store, elsewhereId)
   assert.equal(elsewhere.state, 'ready')
   assert.equal(elsewhere.attempts, 1)

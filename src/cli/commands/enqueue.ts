@@ -20,6 +20,8 @@ interface EnqueueFlags {
   maxAttempts?: string
   timeout?: string
   uniqueKey?: string
+  group?: string
+  expiresIn?: string
   stdin?: boolean
 }
 
@@ -32,6 +34,8 @@ const ONE_JOB_FLAGS: readonly [keyof EnqueueFlags, string][] = [
   ['maxAttempts', '--max-attempts'],
   ['timeout', '--timeout'],
   ['uniqueKey', '--unique-key'],
+  ['group', '--group'],
+  ['expiresIn', '--expires-in'],
 ]
 
 export function registerEnqueue(program: Command): void {
@@ -49,6 +53,8 @@ export function registerEnqueue(program: Command): void {
     .option('--max-attempts <n>', 'attempts before the job is dead (default 25)')
     .option('--timeout <duration>', "time limit per attempt: 30s, 5m (default: the worker's)")
     .option('--unique-key <key>', 'if a job with this key exists, print its id and add nothing')
+    .option('--group <key>', "the job's group (a tenant, a customer): what per-group limits count")
+    .option('--expires-in <duration>', 'if not started within this (from now), the job never runs: 30s, 1h')
     .option(
       '--stdin',
       'read one job per line from stdin as JSON: {"name", "payload", ...options} (docs/cli.md)',
@@ -96,6 +102,9 @@ export function registerEnqueue(program: Command): void {
         if (flags.maxAttempts !== undefined) options.maxAttempts = toNumber(flags.maxAttempts)
         if (flags.timeout !== undefined) options.timeoutMs = parseDuration(flags.timeout, '--timeout')
         if (flags.uniqueKey !== undefined) options.uniqueKey = flags.uniqueKey
+        if (flags.group !== undefined) options.group = flags.group
+        if (flags.expiresIn !== undefined)
+          options.expiresInMs = parseDuration(flags.expiresIn, '--expires-in')
 
         await withStore(storeForJobs(program), async (store) => {
           const { id, created } = await createClient({ store }).enqueue(name, payload, options)
@@ -158,10 +167,22 @@ const LINE_KEYS = [
   'maxAttempts',
   'timeoutMs',
   'uniqueKey',
+  'group',
+  'expiresInMs',
+  'expiresAt',
 ] as const
 type LineKey = (typeof LINE_KEYS)[number]
 /** Keys that go to EnqueueOptions unchanged; null in any of them means "the default", as in the API. */
-const PLAIN_OPTION_KEYS = ['queue', 'priority', 'delayMs', 'maxAttempts', 'timeoutMs', 'uniqueKey'] as const
+const PLAIN_OPTION_KEYS = [
+  'queue',
+  'priority',
+  'delayMs',
+  'maxAttempts',
+  'timeoutMs',
+  'uniqueKey',
+  'group',
+  'expiresInMs',
+] as const
 
 const paintStderr = painter(process.stderr)
 
@@ -344,6 +365,7 @@ function jobFromLine(line: string): JobSpec {
     options.delayMs = parseDuration(fields.delay, 'delay')
   }
   if (fields.runAt != null) options.runAt = toRunAt(fields.runAt, 'runAt')
+  if (fields.expiresAt != null) options.expiresAt = toRunAt(fields.expiresAt, 'expiresAt')
   const name = fields.name
   const payload = fields.payload === undefined ? null : fields.payload
   normalizeJob(name, payload, options)

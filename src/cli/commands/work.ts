@@ -1,4 +1,5 @@
 import type { Command } from 'commander'
+import { listQueueControls } from '../../admin/queue-control.js'
 import { withStore } from '../../admin/with-store.js'
 import { parseByteSize, parseDuration } from '../../core/duration.js'
 import { isStoreLost, ValidationError } from '../../core/errors.js'
@@ -8,6 +9,7 @@ import {
   RECYCLING_STRATEGIES,
   type ExecutionStrategy,
 } from '../../worker/executors/create-executor.js'
+import type { QueueControl } from '../../store/store.js'
 import { Worker, type StopReason, type WorkerOptions } from '../../worker/worker.js'
 import { ferryStderr, ferryStdout, ignoreStandardStreamErrors } from '../fd-writer.js'
 import { countOf, formatInstant, painter } from '../format.js'
@@ -126,6 +128,10 @@ export function registerWork(program: Command): void {
             `(concurrency ${worker.concurrency}, strategy ${strategy}), ` +
             `claiming only jobs named ${[...worker.jobNames].join(', ')}; Ctrl-C stops after the running jobs`,
         )
+        // A worker that sits idle on a paused queue should say why, not look stuck.
+        for (const line of queueControlLines(await listQueueControls(store), worker.queues, Date.now())) {
+          ferryStderr.line(line)
+        }
         const reason = await worker.stopped
         process.off('SIGINT', onSignal)
         process.off('SIGTERM', onSignal)
@@ -209,4 +215,22 @@ function notRecycling(field: string, strategy: ExecutionStrategy): ValidationErr
     field,
     `applies to --strategy threads or processes only (${why})`,
   )
+}
+
+/** One line per queue of the worker's that is paused or limited, as it starts. */
+function queueControlLines(
+  controls: readonly QueueControl[],
+  queues: readonly string[],
+  now: number,
+): string[] {
+  return controls
+    .filter((control) => queues.includes(control.queue))
+    .map(({ queue, paused, limits }) => {
+      const limit =
+        limits.concurrency === null ? '' : `at most ${limits.concurrency} of its jobs active at once`
+      if (paused === null) return `ferry: queue ${queue}: ${limit}`
+      const who = paused.by === null ? '' : ` by ${paused.by}`
+      const why = paused.reason === null ? '' : ` (${paused.reason})`
+      return `ferry: queue ${queue} is paused since ${formatInstant(paused.at, now)}${who}${why}: its jobs wait for \`ferry resume ${queue}\`${limit === '' ? '' : `; ${limit}`}`
+    })
 }

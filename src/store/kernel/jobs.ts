@@ -5,7 +5,7 @@
  * times are integers in SQLite and bigints in PostgreSQL, which pg returns as text; payloads,
  * results and errors are JSON text in both.
  */
-import type { ClaimedJob, Job, JobError, JobState } from '../../core/job.js'
+import type { ClaimedJob, Job, JobError, JobState, NewJob } from '../../core/job.js'
 
 /** Int64: how a bigint column reads, a number from SQLite (JobRow<number>), decimal text from pg (JobRow<string>). */
 export interface JobRow<Int64 extends number | string = number | string> {
@@ -20,6 +20,8 @@ export interface JobRow<Int64 extends number | string = number | string> {
   max_attempts: number
   timeout_ms: number | null
   unique_key: string | null
+  group_key: string | null
+  expires_at: Int64 | null
   lease_token: string | null
   lease_expires_at: Int64 | null
   worker_id: string | null
@@ -43,6 +45,8 @@ export function toJob(row: JobRow): Job {
     maxAttempts: row.max_attempts,
     timeoutMs: row.timeout_ms,
     uniqueKey: row.unique_key,
+    group: row.group_key ?? null,
+    expiresAt: row.expires_at == null ? null : Number(row.expires_at),
     lastError: row.last_error === null ? null : (JSON.parse(row.last_error) as JobError),
     result: row.result === null ? null : (JSON.parse(row.result) as unknown),
     workerId: row.worker_id,
@@ -62,4 +66,15 @@ export function toClaimedJob(job: Job, leaseToken: string): ClaimedJob {
   const claimed = job as ClaimedJob
   claimed.leaseToken = leaseToken
   return claimed
+}
+
+/** A new job's start deadline as the store keeps it: its instant, or `expiresInMs` from `at`; null for none. */
+export function deadlineOf(job: NewJob, at: number): number | null {
+  return job.expiresAt ?? (job.expiresInMs === null ? null : at + job.expiresInMs)
+}
+
+/** The last error of a job that was not started by its start deadline (its expiresAt says when). */
+export const EXPIRED_ERROR: JobError = {
+  kind: 'expired',
+  message: 'its start deadline (expiresAt) passed before it could start',
 }

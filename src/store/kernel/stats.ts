@@ -8,7 +8,7 @@ import type { QueueStats } from '../store.js'
 /** What one count is of: jobs in a state, or jobs that finished within the recent window. */
 export type StatsCount = {
   queue: string
-  of: JobState | 'recentCompleted' | 'recentDead'
+  of: JobState | 'expired' | 'recentCompleted' | 'recentDead'
   count: number
 }
 
@@ -36,6 +36,7 @@ export function emptyStats(queue: string, recentWindowMs: number): QueueStats {
     active: 0,
     completed: 0,
     dead: 0,
+    expired: 0,
     recentCompletedCount: 0,
     recentDeadCount: 0,
     recentWindowMs,

@@ -38,7 +38,12 @@ export const plainArrays: ArrayEncoding = {
   bigint: (items) => items,
 }
 
-/** enqueue's array parameters, one element per job, in the order of functions/enqueue.sql. */
+/**
+ * enqueue's array parameters, one element per job, in the order of sql/enqueue.sql. The groups,
+ * and the two arrays of the start deadline, are null as a whole when no job of the batch has one
+ * (the statement reads a NULL array as NULL for every job): a batch of ordinary jobs sends nothing
+ * more than before they existed.
+ */
 export function enqueueArrays(jobs: readonly NewJob[], encoding: ArrayEncoding): unknown[] {
   const n = jobs.length
   const queue = new Array<string>(n)
@@ -50,6 +55,11 @@ export function enqueueArrays(jobs: readonly NewJob[], encoding: ArrayEncoding):
   const maxAttempts = new Array<number>(n)
   const timeoutMs = new Array<number | null>(n)
   const uniqueKey = new Array<string | null>(n)
+  const group = new Array<string | null>(n)
+  const expiresAt = new Array<number | null>(n)
+  const expiresInMs = new Array<number | null>(n)
+  let groups = false
+  let deadlines = false
   for (let i = 0; i < n; i++) {
     const job = jobs[i]!
     queue[i] = job.queue
@@ -61,6 +71,11 @@ export function enqueueArrays(jobs: readonly NewJob[], encoding: ArrayEncoding):
     maxAttempts[i] = job.maxAttempts
     timeoutMs[i] = job.timeoutMs
     uniqueKey[i] = job.uniqueKey
+    group[i] = job.group
+    expiresAt[i] = job.expiresAt
+    expiresInMs[i] = job.expiresInMs
+    groups ||= job.group !== null
+    deadlines ||= job.expiresAt !== null || job.expiresInMs !== null
   }
   return [
     encoding.text(queue),
@@ -72,6 +87,9 @@ export function enqueueArrays(jobs: readonly NewJob[], encoding: ArrayEncoding):
     encoding.integer(maxAttempts),
     encoding.integer(timeoutMs),
     encoding.text(uniqueKey),
+    groups ? encoding.text(group) : null,
+    deadlines ? encoding.bigint(expiresAt) : null,
+    deadlines ? encoding.bigint(expiresInMs) : null,
   ]
 }
 
@@ -101,6 +119,8 @@ export function binaryEnqueueArrays(jobs: readonly NewJob[]): unknown[] {
   let lastQueueBytes = 0
   let lastName: string | null = null
   let lastNameBytes = 0
+  let groups = false
+  let deadlines = false
   for (let i = 0; i < n; i++) {
     const job = jobs[i]!
     if (job.queue !== lastQueue) {
@@ -129,6 +149,13 @@ export function binaryEnqueueArrays(jobs: readonly NewJob[]): unknown[] {
     if (job.timeoutMs === null) timeoutNulls++
     else integers &&= isInt4(job.timeoutMs)
     integers &&= isInt4(job.priority) && isInt8(job.delayMs) && isInt4(job.maxAttempts)
+    if (job.group !== null) groups = true
+    if (job.expiresAt !== null || job.expiresInMs !== null) {
+      deadlines = true
+      integers &&=
+        (job.expiresAt === null || isInt8(job.expiresAt)) &&
+        (job.expiresInMs === null || isInt8(job.expiresInMs))
+    }
   }
   if (!integers) return enqueueArrays(jobs, binaryTextOnly)
   // Each array: its header, then per element a length (4 bytes) and its bytes (none for NULL),
@@ -151,7 +178,7 @@ export function binaryEnqueueArrays(jobs: readonly NewJob[]): unknown[] {
   for (let c = 0; c < sizes.length; c++) total += sizes[c]! + ARRAY_HEADER_BYTES
   const all = Buffer.allocUnsafe(total)
   const view = viewOf(all)
-  const arrays: Buffer[] = []
+  const arrays: (Buffer | null)[] = []
   const oids = [TEXT_OID, TEXT_OID, TEXT_OID, INT4_OID, INT8_OID, INT8_OID, INT4_OID, INT4_OID, TEXT_OID]
   const hasNull = [0, 0, 0, 0, runAtNulls > 0 ? 1 : 0, 0, 0, timeoutNulls > 0 ? 1 : 0, keyNull]
   // Where each array's next element goes.
@@ -189,6 +216,13 @@ export function binaryEnqueueArrays(jobs: readonly NewJob[]): unknown[] {
     attemptsAt = writeInt4(view, attemptsAt, job.maxAttempts)
     timeoutAt = writeInt4(view, timeoutAt, job.timeoutMs)
   }
+  // Groups and deadlines in passes of their own, only for a batch that has any: the loops above
+  // stay as they were for ordinary jobs.
+  arrays.push(
+    groups ? binaryTextArray(jobs.map((job) => job.group)) : null,
+    deadlines ? binaryInt8Array(jobs.map((job) => job.expiresAt)) : null,
+    deadlines ? binaryInt8Array(jobs.map((job) => job.expiresInMs)) : null,
+  )
   return arrays
 }
 
@@ -204,8 +238,9 @@ const MAX_JOINED_CHARS = 2 ** 28
  * sql/enqueue-joined.sql's parameters of a batch of two jobs or more, before now and the token
  * base: each column as one string, joined by V8's own join rather than written element by element
  * (sql/enqueue-joined.sql says why). Null when the batch must go as arrays: a unique key (a key may
- * hold any character), a text holding the separator (a caller of the store that did not go
- * through the Client's checks), or payloads past MAX_JOINED_CHARS.
+ * hold any character), a text holding the separator (a group may hold any character; a queue, a
+ * name or a payload only from a caller of the store that did not go through the Client's checks),
+ * or payloads past MAX_JOINED_CHARS.
  */
 export function joinedEnqueueParams(jobs: readonly NewJob[]): unknown[] | null {
   let chars = 0
@@ -214,6 +249,7 @@ export function joinedEnqueueParams(jobs: readonly NewJob[]): unknown[] | null {
   for (let i = 0; i < jobs.length; i++) {
     const job = jobs[i]!
     if (job.uniqueKey !== null || job.payload.includes(TEXT_SEPARATOR)) return null
+    if (job.group !== null && job.group.includes(TEXT_SEPARATOR)) return null
     if (job.queue !== lastQueue) {
       if (job.queue.includes(TEXT_SEPARATOR)) return null
       lastQueue = job.queue
@@ -226,7 +262,9 @@ export function joinedEnqueueParams(jobs: readonly NewJob[]): unknown[] | null {
   }
   if (chars > MAX_JOINED_CHARS) return null
   // Without the unique keys' column: the statement passes NULL.
-  return enqueueArrays(jobs, joinedColumns).slice(0, 8)
+  const columns = enqueueArrays(jobs, joinedColumns)
+  columns.splice(8, 1)
+  return columns
 }
 
 /** Each column as one string; join writes null as the empty element, which the statement reads as NULL. */
@@ -303,6 +341,9 @@ export function enqueueOneValues(job: NewJob): unknown[] {
     job.delayMs,
     job.maxAttempts,
     job.timeoutMs,
+    job.group,
+    job.expiresAt,
+    job.expiresInMs,
   ]
 }
 
@@ -369,6 +410,18 @@ export function binaryTextArray(items: readonly (string | null)[]): Buffer {
     offset += 4
     if (lengths[i]! > 0) offset += buffer.write(items[i]!, offset, 'utf8')
   }
+  return buffer
+}
+
+/** A bigint[] parameter in PostgreSQL's binary array format, as binaryEnqueueArrays writes its own. */
+function binaryInt8Array(items: readonly (number | null)[]): Buffer {
+  let nulls = 0
+  for (let i = 0; i < items.length; i++) if (items[i] === null) nulls++
+  const buffer = Buffer.allocUnsafe(ARRAY_HEADER_BYTES + 12 * items.length - 8 * nulls)
+  const view = viewOf(buffer)
+  writeArrayHeader(view, 0, nulls > 0 ? 1 : 0, INT8_OID, items.length)
+  let offset = ARRAY_HEADER_BYTES
+  for (let i = 0; i < items.length; i++) offset = writeInt8(view, offset, items[i] ?? null)
   return buffer
 }
 
@@ -472,6 +525,8 @@ const DELIVERED_COLUMNS = [
   'created_at',
   'updated_at',
   'finished_at',
+  'group_key',
+  'expires_at',
 ] as const satisfies readonly (keyof JobRow)[]
 
 function deliveredRow(columns: readonly unknown[]): JobRow<string> {

@@ -43,12 +43,19 @@ import { assertInteger } from '../../core/validate.js'
 import { assertOpen } from '../kernel/assert-open.js'
 import { cancelledError } from '../kernel/cancel.js'
 import { compareIds } from '../kernel/job-ids.js'
-import { type JobRow, toClaimedRow, toJob } from '../kernel/jobs.js'
+import { EXPIRED_ERROR, type JobRow, toClaimedRow, toJob } from '../kernel/jobs.js'
 import { newLeaseTokenBase } from '../kernel/lease-tokens.js'
 import { purgeInChunks } from '../kernel/purge.js'
 import { checkSettlements } from '../kernel/settlements.js'
 import { preparedOrClosed, usedThenClosed } from '../kernel/lifecycle.js'
-import { foldStats } from '../kernel/stats.js'
+import { foldStats, type StatsCount } from '../kernel/stats.js'
+import {
+  changedQueue,
+  changeFreesWork,
+  queueRowAfter,
+  toQueueControls,
+  type QueueControlRow,
+} from '../kernel/queue-control.js'
 import {
   binaryEnqueueArrays,
   enqueueArrays,
@@ -82,6 +89,9 @@ export interface PostgresQueryable {
 }
 
 const PURGE_CHUNK = 10_000
+
+/** The last error of a job not started by its deadline; functions/claim.sql writes the same text. */
+const EXPIRED_ERROR_JSON = JSON.stringify(EXPIRED_ERROR)
 
 /**
  * The PostgreSQL store: jobs in one table of its own schema, shared by workers on many hosts.
@@ -307,10 +317,11 @@ export class PostgresStore implements Store {
     limit = RECOVER_LIMIT_DEFAULT,
     leases,
     clampLeases = false,
+    expireJobs = false,
   }: RecoverParams = {}): Promise<RecoverResult> {
     this.assertOpen('recoverExpired')
     assertInteger(limit, 'limit', { min: 1 })
-    const result: RecoverResult = { retried: [], dead: [], clamped: 0 }
+    const result: RecoverResult = { retried: [], dead: [], clamped: 0, expired: [] }
     // A statement of its own before the recovery: it runs only at a worker's start and after a
     // backward step, and the leases it moves were not expired, so the recovery's answer is the same.
     if (clampLeases) {
@@ -318,6 +329,16 @@ export class PostgresStore implements Store {
         now ?? null,
       ])
       result.clamped = row!.count
+    }
+    // A statement of its own too: the recoverer asks only when findExpiredLeases saw a job past its
+    // start deadline, which claims end themselves unless no worker claims its queue.
+    if (expireJobs) {
+      const rows = await this.db.query<{ id: string }>(this.texts['recover-expired-start-deadlines'], [
+        now ?? null,
+        limit,
+        EXPIRED_ERROR_JSON,
+      ])
+      result.expired = rows.map((row) => row.id).sort(compareIds)
     }
     const given = leases?.filter((lease) => isJobId(lease.id))
     if (given !== undefined && given.length === 0) return result
@@ -349,6 +370,7 @@ export class PostgresStore implements Store {
     const rows = await this.db.query<{
       now: string
       next_expires_at: string | null
+      start_deadlines_passed: boolean
       id: string | null
       lease_token: string
       lease_expires_at: string
@@ -358,6 +380,7 @@ export class PostgresStore implements Store {
     return {
       now: Number(first!.now),
       nextExpiresAt: first!.next_expires_at === null ? null : Number(first!.next_expires_at),
+      startDeadlinesPassed: first!.start_deadlines_passed,
       leases: rows.flatMap((row) =>
         row.id === null
           ? []
@@ -407,7 +430,7 @@ export class PostgresStore implements Store {
     checkStatsParams(params)
     const { now, recentWindowMs = 60_000 } = params
     const rows = await this.db.query<{
-      kind: 'count' | 'recent'
+      kind: 'count' | 'recent' | 'expired'
       queue: string
       state: JobState
       count: number
@@ -415,7 +438,7 @@ export class PostgresStore implements Store {
     return foldStats(
       rows.map(({ kind, queue, state, count }) => ({
         queue,
-        of: kind === 'count' ? state : state === 'completed' ? 'recentCompleted' : 'recentDead',
+        of: statsCountOf(kind, state),
         count,
       })),
       recentWindowMs,
@@ -475,17 +498,54 @@ export class PostgresStore implements Store {
     this.assertOpen('control')
     checkControlParams(params)
     const { requestStop = false, now } = params
+    const queue = changedQueue(params)
+    // Each statement answers with the record as it left it: no second read.
+    let rows = queue === null ? null : await this.changeQueue(params, queue)
     if (requestStop) {
-      // Its answer is the record as it now stands: no second read.
-      const [row] = await this.db.query<{ at: string }>(this.texts['control-request-stop'], [now ?? null])
-      const at = Number(row!.at)
-      this.waiting.stopRequestedAt(at, { wake: true })
-      return { stopRequestedAt: at }
+      rows = await this.db.query<ControlRow>(this.texts['control-request-stop'], [now ?? null])
     }
-    const [row] = await this.db.query<{ at: string }>(this.texts.control, [], 'control')
-    const at = row === undefined ? null : Number(row.at)
-    this.waiting.stopRequestedAt(at, { wake: false })
-    return { stopRequestedAt: at }
+    rows ??= await this.db.query<ControlRow>(this.texts.control, [], 'control')
+    const record = toControlRecord(rows)
+    this.waiting.stopRequestedAt(record.stopRequestedAt, { wake: requestStop })
+    return record
+  }
+
+  /**
+   * A queue change, in a transaction of two statements: the queue's row locked (made if it has
+   * none), then written as the kernel works it out, so concurrent changes of one queue each see
+   * the one before. A change that may free work wakes the queue's waiters, in every process by the
+   * NOTIFY of its commit, and in this one at once, as an enqueue does.
+   */
+  private async changeQueue(params: ControlParams, queue: string): Promise<ControlRow[]> {
+    const rows = await this.db.withClient(async (client) => {
+      try {
+        // Claims of a limited queue wait for its row: a caller that stalls mid-transaction (a
+        // frozen process) must not hold them up for longer than this.
+        await client.query("BEGIN; SET LOCAL idle_in_transaction_session_timeout = '5s'")
+        const { rows: locked } = await client.query<QueueControlRow & { server_now: string }>(
+          this.texts['control-queue-lock'],
+          [queue],
+        )
+        const { server_now: serverNow, ...current } = locked[0]!
+        const after = queueRowAfter(params, queue, current, params.now ?? Number(serverNow))
+        const { rows: record } = await client.query<ControlRow>(this.texts['control-queue-write'], [
+          queue,
+          after !== null,
+          after?.paused_at ?? null,
+          after?.paused_by ?? null,
+          after?.pause_reason ?? null,
+          after?.concurrency ?? null,
+          changeFreesWork(params),
+        ])
+        await client.query('COMMIT')
+        return record
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {})
+        throw error
+      }
+    })
+    if (changeFreesWork(params)) this.waiting.enqueued([queue])
+    return rows
   }
 
   // ── internals ──────────────────────────────────────────────────────────────────────────────
@@ -505,6 +565,24 @@ export class PostgresStore implements Store {
   private assertOpen(operation: string): void {
     assertOpen(this.db.closed, operation)
   }
+}
+
+/** A row of the control statements (sql/control*.sql): a queue with a setting, or none (queue NULL). */
+type ControlRow = { at: string | null } & (QueueControlRow | { [K in keyof QueueControlRow]: null })
+
+function toControlRecord(rows: readonly ControlRow[]): ControlRecord {
+  const at = rows[0]?.at ?? null
+  return {
+    stopRequestedAt: at === null ? null : Number(at),
+    queues: toQueueControls(rows.filter((row): row is ControlRow & QueueControlRow => row.queue !== null)),
+  }
+}
+
+/** What a row of sql/stats.sql counts, by its kind and state. */
+function statsCountOf(kind: 'count' | 'recent' | 'expired', state: JobState): StatsCount['of'] {
+  if (kind === 'count') return state
+  if (kind === 'expired') return 'expired'
+  return state === 'completed' ? 'recentCompleted' : 'recentDead'
 }
 
 function isQueryable(tx: unknown): tx is PostgresQueryable {

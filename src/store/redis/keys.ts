@@ -33,6 +33,15 @@ export interface RedisKeys {
   readonly instance: string
   /** Workers waiting for deliveries right now (lua/lib/deliver.lua). */
   readonly waiters: string
+  /** The queues with a queue control setting (a set); each has its hash, queueControl(queue). */
+  readonly queueControls: string
+  queueControl(queue: string): string
+  /** The leases of a queue's active jobs while it has a concurrency limit (zset expiry -> id). */
+  leases(queue: string): string
+  /** The jobs with a start deadline that have not started, of every queue (zset expiresAt -> id). */
+  readonly deadlines: string
+  /** A queue's dead jobs that were never started by their start deadline (a set of ids), for stats. */
+  expired(queue: string): string
   /** The hash of one job. */
   job(id: string): string
   /** Every key of the namespace, for SCAN MATCH (tests clean up with it). */
@@ -65,6 +74,8 @@ export function redisKeys(namespace: string = DEFAULT_NAMESPACE): RedisKeys {
       key('has-scheduled'),
       key('waiters'),
       key('instance'),
+      key('queue-controls'),
+      key('deadlines'),
     ],
     scriptPrefixes: [
       jobPrefix,
@@ -72,6 +83,9 @@ export function redisKeys(namespace: string = DEFAULT_NAMESPACE): RedisKeys {
       key('scheduled:'),
       key('completed:'),
       key('dead:'),
+      key('queue-control:'),
+      key('leases:'),
+      key('expired:'),
       key('wake'),
     ],
     channel: key('wake'),
@@ -80,6 +94,11 @@ export function redisKeys(namespace: string = DEFAULT_NAMESPACE): RedisKeys {
     schema: key('schema'),
     instance: key('instance'),
     waiters: key('waiters'),
+    queueControls: key('queue-controls'),
+    queueControl: (queue) => key(`queue-control:${queue}`),
+    leases: (queue) => key(`leases:${queue}`),
+    deadlines: key('deadlines'),
+    expired: (queue) => key(`expired:${queue}`),
     job: (id) => jobPrefix + id,
     pattern: `ferry:{${namespace}}:*`,
   }

@@ -11,9 +11,15 @@ import type { Delivery } from '../kernel/delivery.js'
 import { jobIdCheck } from '../kernel/job-ids.js'
 import { toClaimedJob } from '../kernel/jobs.js'
 import { newLeaseTokenBase } from '../kernel/lease-tokens.js'
+import {
+  changedQueue,
+  changeFreesWork,
+  type QueueControlRow,
+  toQueueControls,
+} from '../kernel/queue-control.js'
 import { checkSettlements, foldResults } from '../kernel/settlements.js'
 import type { StatsCount } from '../kernel/stats.js'
-import type { ClaimParams, SettleResult } from '../store.js'
+import type { ClaimParams, ControlParams, ControlRecord, SettleResult } from '../store.js'
 import { jobFields } from './generated/assets.js'
 
 /** Ids are drawn by INCRBY and travel through Lua's doubles: at most 16 digits stay exact. */
@@ -55,6 +61,8 @@ export function toJob(reply: JobReply): Job {
     maxAttempts: Number(reply[AT.ma!]),
     timeoutMs: numberOr('to', null),
     uniqueKey: text('uk'),
+    group: text('g'),
+    expiresAt: numberOr('x', null),
     lastError: lastError === null ? null : (JSON.parse(lastError) as JobError),
     result: result === null ? null : (JSON.parse(result) as unknown),
     workerId: text('w'),
@@ -76,7 +84,8 @@ export function integer(value: number): string {
 
 /**
  * The enqueue script's arguments, two per job: its meta ("queue,name,priority,runAt,delayMs,
- * maxAttempts,timeoutMs,uniqueKey") and its payload. Refused whole above maxBytes.
+ * maxAttempts,timeoutMs,uniqueKey", prefixed by "+expiresAt,expiresInMs,groupBytes,group" for a
+ * job with a group or a start deadline: lua/enqueue.lua) and its payload. Refused whole above maxBytes.
  */
 export function enqueueArgs(jobs: readonly NewJob[], maxBytes: number): string[] {
   const args: string[] = new Array(jobs.length * 2)
@@ -88,7 +97,17 @@ export function enqueueArgs(jobs: readonly NewJob[], maxBytes: number): string[]
     // Names reach key names and the comma-separated meta: only the validated alphabet may.
     assertName(job.queue, `jobs[${i}].queue`)
     assertName(job.name, `jobs[${i}].name`)
+    // Only a job with a group or a deadline carries the prefix, so the others cost nothing more. The
+    // group's length is in UTF-8 bytes, as Lua's strings count: it may hold commas, like the unique key.
+    // (`== null`: a NewJob built by hand before these fields existed leaves them undefined.)
+    const { group, expiresAt, expiresInMs } = job
+    const extra =
+      group == null && expiresAt == null && expiresInMs == null
+        ? ''
+        : `+${expiresAt == null ? '' : integer(expiresAt)},${expiresInMs == null ? '' : integer(expiresInMs)},` +
+          `${group == null ? ',' : `${Buffer.byteLength(group)},${group}`}`
     args[2 * i] =
+      extra +
       `${job.queue},${job.name},${integer(job.priority)},${job.runAt === null ? '' : integer(job.runAt)},` +
       `${integer(job.delayMs)},${integer(job.maxAttempts)},${job.timeoutMs === null ? '' : integer(job.timeoutMs)},` +
       (job.uniqueKey ?? '')
@@ -158,6 +177,43 @@ export function mergeSettled(
   return foldResults(count, 'lease_lost', [['ok', sent.filter((_, n) => reply[n] === 1)]])
 }
 
+/**
+ * lua/control.lua's arguments: the stop request, then the queue change (checked before: at most
+ * one), whether it may free work for the queue's waiters, and its values. Optional text goes as ''
+ * for none or '=' and the text, so that an empty text stays one.
+ */
+export function controlArgs(params: ControlParams): string[] {
+  const { requestStop = false, pause, resume, limit } = params
+  const change = pause ? 'pause' : resume ? 'resume' : limit ? 'limit' : ''
+  const args = [
+    requestStop ? '1' : '',
+    change,
+    changedQueue(params) ?? '',
+    changeFreesWork(params) ? '1' : '',
+  ]
+  const optional = (text: string | undefined): string => (text === undefined ? '' : `=${text}`)
+  if (pause) args.push(optional(pause.by), optional(pause.reason))
+  // Concurrency is the only limit: clearing them all, or setting it to null, removes it.
+  if (limit) args.push(limit.clear === true || limit.concurrency == null ? '' : integer(limit.concurrency))
+  return args
+}
+
+/** lua/control.lua's reply: the stop time's text (or null), then five values per queue with a setting. */
+export function toControlRecord([stop, flat]: [string | null, (string | null)[]]): ControlRecord {
+  const rows: QueueControlRow[] = []
+  for (let i = 0; i < flat.length; i += 5) {
+    const [queue, pausedAt, pausedBy, pauseReason, concurrency] = flat.slice(i, i + 5)
+    rows.push({
+      queue: queue!,
+      paused_at: pausedAt ?? null,
+      paused_by: pausedBy ?? null,
+      pause_reason: pauseReason ?? null,
+      concurrency: concurrency ?? null,
+    })
+  }
+  return { stopRequestedAt: stop === null ? null : Number(stop), queues: toQueueControls(rows) }
+}
+
 /** What each of the counts after a queue's name in lua/stats.lua's reply is of, in order. */
 const STATS_ROW = [
   'ready',
@@ -165,6 +221,7 @@ const STATS_ROW = [
   'active',
   'completed',
   'dead',
+  'expired',
   'recentCompleted',
   'recentDead',
 ] as const satisfies readonly StatsCount['of'][]

@@ -70,6 +70,7 @@ import { redisKeys, type RedisKeys } from './keys.js'
 import {
   AT,
   claimArgs,
+  controlArgs,
   enqueueArgs,
   integer,
   isJobId,
@@ -79,6 +80,7 @@ import {
   settleArgs,
   statsCounts,
   toClaimedReply,
+  toControlRecord,
   toJob,
 } from './redis-encoding.js'
 import {
@@ -305,6 +307,7 @@ export class RedisStore implements Store {
     limit = RECOVER_LIMIT_DEFAULT,
     leases,
     clampLeases = false,
+    expireJobs = false,
   }: RecoverParams = {}): Promise<RecoverResult> {
     this.assertOpen('recoverExpired')
     assertInteger(limit, 'limit', { min: 1 })
@@ -313,7 +316,8 @@ export class RedisStore implements Store {
     const clamped = clampLeases
       ? ((await this.scripts.run('recover-expired-clamp-leases', now, [])) as number)
       : 0
-    const args: (string | number)[] = [limit]
+    // The start deadlines first, in the same script (lua/recover-expired.lua), as the SQLite store does.
+    const args: (string | number)[] = [limit, expireJobs ? '1' : '']
     if (leases === undefined) {
       args.push('all')
     } else {
@@ -321,10 +325,19 @@ export class RedisStore implements Store {
       for (const { id, leaseToken, leaseExpiresAt } of leases) {
         if (isJobId(id) && typeof leaseToken === 'string') args.push(id, leaseToken, integer(leaseExpiresAt))
       }
-      if (args.length === 2) return { retried: [], dead: [], clamped }
+      if (args.length === 3 && !expireJobs) return { retried: [], dead: [], clamped, expired: [] }
     }
-    const [retried, dead] = (await this.scripts.run('recover-expired', now, args)) as [string[], string[]]
-    return { retried: retried.sort(compareIds), dead: dead.sort(compareIds), clamped }
+    const [retried, dead, expired] = (await this.scripts.run('recover-expired', now, args)) as [
+      string[],
+      string[],
+      string[],
+    ]
+    return {
+      retried: retried.sort(compareIds),
+      dead: dead.sort(compareIds),
+      clamped,
+      expired: expired.map(String).sort(compareIds),
+    }
   }
 
   async findExpiredLeases({
@@ -333,15 +346,14 @@ export class RedisStore implements Store {
   }: FindExpiredLeasesParams = {}): Promise<FindExpiredLeasesResult> {
     this.assertOpen('findExpiredLeases')
     assertInteger(limit, 'limit', { min: 1 })
-    const [serverNow, leases, next] = (await this.scripts.run('find-expired-leases', now, [limit])) as [
-      number,
-      [string, string, number, number][],
-      string,
-    ]
+    const [serverNow, leases, next, deadlinesPassed] = (await this.scripts.run('find-expired-leases', now, [
+      limit,
+    ])) as [number, [string, string, number, number][], string, number]
     this.waiting.noteServerTime(serverNow, now)
     return {
       now: serverNow,
       nextExpiresAt: next === '' ? null : Number(next),
+      startDeadlinesPassed: deadlinesPassed === 1,
       leases: leases.map(([id, leaseToken, leaseExpiresAt, leaseMs]) => ({
         id: String(id),
         leaseToken,
@@ -423,17 +435,15 @@ export class RedisStore implements Store {
   async control(params: ControlParams = {}): Promise<ControlRecord> {
     this.assertOpen('control')
     checkControlParams(params)
-    const { requestStop = false, now } = params
-    // control-request-stop.lua answers with the record as it now stands: no second read.
-    if (requestStop)
-      return { stopRequestedAt: (await this.scripts.run('control-request-stop', now, [])) as number }
-    try {
-      const at = await this.redis.get(this.keys.stop)
-      this.waiting.stopRead(at)
-      return { stopRequestedAt: at === null ? null : Number(at) }
-    } catch (error) {
-      throw toStoreError(error, 'control', this.keys)
-    }
+    // lua/control.lua applies the change and answers with the record as it now stands: one call.
+    const reply = (await this.scripts.run('control', params.now, controlArgs(params))) as [
+      string | null,
+      (string | null)[],
+    ]
+    // What a worker reads after a wake-up: the stop request its waiters know of from now on. A
+    // request made here is left to its own wake-up ('x'), as every other process sees it.
+    if (params.requestStop !== true) this.waiting.stopRead(reply[0])
+    return toControlRecord(reply)
   }
 
   /** The jobs of these ids that exist, in the order asked: one HMGET each, pipelined. */

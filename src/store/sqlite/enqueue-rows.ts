@@ -8,6 +8,7 @@
  */
 import type { NewJob } from '../../core/job.js'
 import type { EnqueueResult } from '../store.js'
+import { deadlineOf } from '../kernel/jobs.js'
 import type { SqliteConnection, Statement } from './sqlite-connection.js'
 
 /**
@@ -17,7 +18,7 @@ import type { SqliteConnection, Statement } from './sqlite-connection.js'
  */
 export const ENQUEUE_ROWS = 64
 /** Parameters per row of sql/enqueue-rows.sql. */
-const ROW_PARAMS = 11
+const ROW_PARAMS = 13
 
 /** What an enqueue wrote, for the wake-ups that follow its commit. */
 export interface EnqueuedRows {
@@ -69,6 +70,8 @@ export function enqueueRows(connection: SqliteConnection, jobs: readonly NewJob[
           run_at: runAt,
           max_attempts: first.maxAttempts,
           timeout_ms: first.timeoutMs,
+          group_key: first.group,
+          expires_at: deadlineOf(first, at),
           at,
         })
       } else {
@@ -87,8 +90,10 @@ export function enqueueRows(connection: SqliteConnection, jobs: readonly NewJob[
           params[p + 6] = jobRunAt
           params[p + 7] = job.maxAttempts
           params[p + 8] = job.timeoutMs
-          params[p + 9] = at
-          params[p + 10] = at
+          params[p + 9] = job.group
+          params[p + 10] = deadlineOf(job, at)
+          params[p + 11] = at
+          params[p + 12] = at
         }
         rows.run(params)
       }
@@ -127,6 +132,8 @@ function sharesColumns(jobs: readonly NewJob[], first: number, runAt: number, at
       b.priority !== a.priority ||
       b.maxAttempts !== a.maxAttempts ||
       b.timeoutMs !== a.timeoutMs ||
+      b.group !== a.group ||
+      deadlineOf(b, at) !== deadlineOf(a, at) ||
       (b.runAt ?? at + b.delayMs) !== runAt
     )
       return false
@@ -155,6 +162,8 @@ function enqueueOne(
       job.maxAttempts,
       job.timeoutMs,
       job.uniqueKey,
+      job.group,
+      deadlineOf(job, at),
       at,
       at,
     )

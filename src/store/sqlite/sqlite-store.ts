@@ -50,7 +50,14 @@ import { preparedOrClosed, usedThenClosed } from '../kernel/lifecycle.js'
 import { purgeInChunks } from '../kernel/purge.js'
 import { checkSettlements } from '../kernel/settlements.js'
 import { foldStats } from '../kernel/stats.js'
-import { claimRows } from './claim-rows.js'
+import { claimRows, expireJobs } from './claim-rows.js'
+import {
+  changedQueue,
+  changeFreesWork,
+  queueRowAfter,
+  toQueueControls,
+  type QueueControlRow,
+} from '../kernel/queue-control.js'
 import { enqueueRows } from './enqueue-rows.js'
 import { type JobRow, toClaimedRow, toJob } from '../kernel/jobs.js'
 import { settleRows } from './settle-rows.js'
@@ -98,6 +105,11 @@ export class SqliteStore implements Store {
   private readonly hub: WakeHub
   private readonly fileWatch: SqliteFileWatch
   private closed = false
+  /**
+   * The queues with a concurrency limit, as this store last read them (each control() call, which
+   * a worker makes about once a second): a settle wakes this process's waiters there.
+   */
+  private limitedQueues: string[] = []
 
   static async open(options: SqliteStoreOptions): Promise<SqliteStore> {
     return preparedOrClosed(new SqliteStore(options), async (store) => {
@@ -187,6 +199,9 @@ export class SqliteStore implements Store {
       }
     })
     if (rescheduled) this.wakeAfterReschedule()
+    // A settled job may leave room under a queue's limit for a worker of this process waiting
+    // there; those of other processes wake on the commit itself (the file watch).
+    if (this.limitedQueues.length > 0 && settlements.length > 0) this.hub.notify(this.limitedQueues)
     return { settled, claimed: rows.map(toClaimedRow) }
   }
 
@@ -232,10 +247,11 @@ export class SqliteStore implements Store {
     limit = RECOVER_LIMIT_DEFAULT,
     leases,
     clampLeases = false,
+    expireJobs: expireStarts = false,
   }: RecoverParams = {}): Promise<RecoverResult> {
     this.assertOpen('recoverExpired')
     assertInteger(limit, 'limit', { min: 1 })
-    const result: RecoverResult = { retried: [], dead: [], clamped: 0 }
+    const result: RecoverResult = { retried: [], dead: [], clamped: 0, expired: [] }
     // Without leases given: those expired now, found by a read first, so the usual answer (none)
     // takes no write lock. Clamped leases were not expired, so they are not among them.
     const candidates = leases ?? this.connection.read(() => this.expiredLeases(now ?? Date.now(), limit))
@@ -244,6 +260,10 @@ export class SqliteStore implements Store {
         (lockedAt) =>
           this.connection.statement('recover-expired-clamp-leases').run({ now: now ?? lockedAt }).changes,
       )
+    }
+    if (expireStarts) {
+      const ended = this.connection.write((lockedAt) => expireJobs(this.connection, now ?? lockedAt, limit))
+      result.expired = ended.sort((a, b) => a - b).map(String)
     }
     if (candidates.length === 0) return result
     const rows = this.connection.write(
@@ -281,6 +301,8 @@ export class SqliteStore implements Store {
       leases: this.expiredLeases(at, limit),
       nextExpiresAt: this.connection.statement('find-expired-leases-next-expiry').pluck().get({ now: at }) as
         number | null,
+      startDeadlinesPassed:
+        this.connection.statement('find-expired-start-deadline').get({ now: at }) !== undefined,
     }))
   }
 
@@ -332,13 +354,15 @@ export class SqliteStore implements Store {
     const { now, recentWindowMs = 60_000 } = params
     const at = now ?? Date.now()
     type CountRow = { queue: string; state: JobState; count: number }
-    const [rows, recent] = this.connection.read(() => [
+    const [rows, recent, expired] = this.connection.read(() => [
       this.connection.statement('stats').all({ now: at }) as CountRow[],
       this.connection.statement('stats-recent').all({ since: at - recentWindowMs }) as CountRow[],
+      this.connection.statement('stats-expired').all() as CountRow[],
     ])
     return foldStats(
       [
         ...rows.map(({ queue, state, count }) => ({ queue, of: state, count })),
+        ...expired.map(({ queue, count }) => ({ queue, of: 'expired' as const, count })),
         ...recent.map(({ queue, state, count }) => ({
           queue,
           of: state === 'completed' ? ('recentCompleted' as const) : ('recentDead' as const),
@@ -409,20 +433,35 @@ export class SqliteStore implements Store {
     this.assertOpen('control')
     checkControlParams(params)
     const { requestStop = false, now } = params
-    if (requestStop) {
-      this.connection.write(() =>
-        this.connection.statement('control-request-stop').run({ now: now ?? Date.now() }),
-      )
-      this.hub.broadcast('notified')
-      this.fileWatch.ring()
+    const queue = changedQueue(params)
+    if (requestStop || queue !== null) {
+      this.connection.write((lockedAt) => {
+        const at = now ?? lockedAt
+        if (requestStop) this.connection.statement('control-request-stop').run({ now: at })
+        if (queue !== null) this.changeQueue(params, queue, at)
+      })
     }
-    const at = this.connection.read(
-      () => this.connection.statement('control').pluck().get() as number | undefined,
-    )
-    return { stopRequestedAt: at ?? null }
+    if (requestStop) this.hub.broadcast('notified')
+    else if (queue !== null && changeFreesWork(params)) this.hub.notify([queue])
+    if (requestStop || queue !== null) this.fileWatch.ring()
+    const { at, rows } = this.connection.read(() => ({
+      at: this.connection.statement('control').pluck().get() as number | undefined,
+      rows: this.connection.statement('queue-control-list').all() as QueueControlRow[],
+    }))
+    this.limitedQueues = rows.filter((row) => row.concurrency !== null).map((row) => row.queue)
+    return { stopRequestedAt: at ?? null, queues: toQueueControls(rows) }
   }
 
   // ── internals ──────────────────────────────────────────────────────────────────────────────
+
+  /** Applies a control call's queue change inside its write transaction. */
+  private changeQueue(params: ControlParams, queue: string, at: number): void {
+    const current = this.connection.statement('queue-control-get').get({ queue }) as
+      QueueControlRow | undefined
+    const row = queueRowAfter(params, queue, current ?? null, at)
+    if (row === null) this.connection.statement('queue-control-delete').run({ queue })
+    else this.connection.statement('queue-control-put').run(row)
+  }
 
   private nextDueAt(): number | null {
     return this.connection.read(

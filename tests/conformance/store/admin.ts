@@ -297,7 +297,12 @@ export function adminCases({ test }: ConformanceCases): void {
       assert.deepEqual((await store.settle({ settlements: [completed(job)], now: t + 20 })).settled, [
         'lease_lost',
       ])
-      assert.deepEqual(await store.recoverExpired({ now: t + HOUR }), { retried: [], dead: [], clamped: 0 })
+      assert.deepEqual(await store.recoverExpired({ now: t + HOUR }), {
+        retried: [],
+        dead: [],
+        clamped: 0,
+        expired: [],
+      })
       assert.deepEqual(view(await getExisting(store, job.id)), cancelled)
     })
 
@@ -398,8 +403,8 @@ export function adminCases({ test }: ConformanceCases): void {
   describe('control', () => {
     test('answers a stop request with the record as the request left it', async ({ store }) => {
       const t = Date.now()
-      assert.deepEqual(await store.control({ requestStop: true, now: t }), { stopRequestedAt: t })
-      assert.deepEqual(await store.control(), { stopRequestedAt: t })
+      assert.deepEqual(await store.control({ requestStop: true, now: t }), { stopRequestedAt: t, queues: [] })
+      assert.deepEqual(await store.control(), { stopRequestedAt: t, queues: [] })
     })
 
     test('reports null before any stop request and the latest request after', async ({ store }) => {

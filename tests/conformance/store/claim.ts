@@ -301,6 +301,7 @@ export function claimCases({ test }: ConformanceCases): void {
         retried: [],
         dead: [retried],
         clamped: 0,
+        expired: [],
       })
       assert.equal(await store.retry({ ids: [retried!], now: t + 3 * SECOND }), 1)
       const fourth = one(await claimAt(store, t + 3 * SECOND, { names, leaseMs: SECOND }))
@@ -309,6 +310,7 @@ export function claimCases({ test }: ConformanceCases): void {
         retried: [retried],
         dead: [],
         clamped: 0,
+        expired: [],
       })
       await claimAt(store, t + 5 * SECOND, { names }, retried)
     })

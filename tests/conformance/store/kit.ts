@@ -122,6 +122,8 @@ export function view(job: Job): Job {
     maxAttempts: job.maxAttempts,
     timeoutMs: job.timeoutMs,
     uniqueKey: job.uniqueKey,
+    group: job.group,
+    expiresAt: job.expiresAt,
     lastError: job.lastError,
     result: job.result ?? null,
     workerId: job.workerId,

@@ -55,6 +55,7 @@ export function recoverCases({ test }: ConformanceCases): void {
         retried: [twice],
         dead: [once],
         clamped: 0,
+        expired: [],
       })
       const dead = await getExisting(store, once!)
       assert.equal(dead.state, 'dead')
@@ -67,6 +68,7 @@ export function recoverCases({ test }: ConformanceCases): void {
         retried: [],
         dead: [twice],
         clamped: 0,
+        expired: [],
       })
       const last = await getExisting(store, twice!)
       assert.equal(last.state, 'dead')
@@ -85,6 +87,7 @@ export function recoverCases({ test }: ConformanceCases): void {
         retried: [short],
         dead: [],
         clamped: 0,
+        expired: [],
       })
       assert.deepEqual(view(await getExisting(store, long!)), before)
       assert.deepEqual(
@@ -101,14 +104,21 @@ export function recoverCases({ test }: ConformanceCases): void {
         retried: [id],
         dead: [],
         clamped: 0,
+        expired: [],
       })
       const after = view(await getExisting(store, id))
       assert.deepEqual(await store.recoverExpired({ now: t + MINUTE }), {
         retried: [],
         dead: [],
         clamped: 0,
+        expired: [],
       })
-      assert.deepEqual(await store.recoverExpired({ now: t + HOUR }), { retried: [], dead: [], clamped: 0 })
+      assert.deepEqual(await store.recoverExpired({ now: t + HOUR }), {
+        retried: [],
+        dead: [],
+        clamped: 0,
+        expired: [],
+      })
       assert.deepEqual(view(await getExisting(store, id)), after)
     })
 
@@ -139,6 +149,7 @@ export function recoverCases({ test }: ConformanceCases): void {
         retried: [],
         dead: [],
         clamped: 0,
+        expired: [],
       })
     })
 
@@ -154,6 +165,7 @@ export function recoverCases({ test }: ConformanceCases): void {
         retried: [reclaimed],
         dead: [],
         clamped: 0,
+        expired: [],
       })
       await claimAt(store, t + SECOND, { leaseMs: SECOND }, reclaimed)
       const notYet = { ...seen[2]!, leaseExpiresAt: seen[2]!.leaseExpiresAt }
@@ -161,10 +173,11 @@ export function recoverCases({ test }: ConformanceCases): void {
         retried: [],
         dead: [],
         clamped: 0,
+        expired: [],
       })
       assert.deepEqual(
         await store.recoverExpired({ now: t + 2 * SECOND, leases: [seen[0]!, seen[1]!, seen[3]!] }),
-        { retried: [taken], dead: [], clamped: 0 },
+        { retried: [taken], dead: [], clamped: 0, expired: [] },
         'only the one still as seen',
       )
       assert.equal((await getExisting(store, live!)).state, 'active')
@@ -173,15 +186,26 @@ export function recoverCases({ test }: ConformanceCases): void {
         retried: [],
         dead: [],
         clamped: 0,
+        expired: [],
       })
     })
 
     test('recovers nothing when no job is active', async ({ store }) => {
       const t = Date.now()
-      assert.deepEqual(await store.recoverExpired({ now: t }), { retried: [], dead: [], clamped: 0 })
+      assert.deepEqual(await store.recoverExpired({ now: t }), {
+        retried: [],
+        dead: [],
+        clamped: 0,
+        expired: [],
+      })
       await enqueueJobs(store, t, [{}, { delayMs: SECOND }])
       await finishNew(store, t, 'completed', { queue: 'done' })
-      assert.deepEqual(await store.recoverExpired({ now: t + HOUR }), { retried: [], dead: [], clamped: 0 })
+      assert.deepEqual(await store.recoverExpired({ now: t + HOUR }), {
+        retried: [],
+        dead: [],
+        clamped: 0,
+        expired: [],
+      })
     })
   })
 
@@ -197,6 +221,7 @@ export function recoverCases({ test }: ConformanceCases): void {
       assert.deepEqual(await store.findExpiredLeases({ now: t + 2 * SECOND }), {
         now: t + 2 * SECOND,
         nextExpiresAt: t + HOUR,
+        startDeadlinesPassed: false,
         leases: [
           { id: second, leaseToken: b!.leaseToken, leaseExpiresAt: t + 100 + SECOND, leaseMs: SECOND },
           { id: first, leaseToken: a!.leaseToken, leaseExpiresAt: t + 2 * SECOND, leaseMs: 2 * SECOND },
@@ -245,6 +270,7 @@ export function recoverCases({ test }: ConformanceCases): void {
         retried: [stale],
         dead: [],
         clamped: 0,
+        expired: [],
       })
     })
 
@@ -258,6 +284,7 @@ export function recoverCases({ test }: ConformanceCases): void {
         retried: [expired],
         dead: [],
         clamped: 1,
+        expired: [],
       })
       assert.equal((await getExisting(store, ahead!)).leaseExpiresAt, back + 2 * SECOND + 10 * SECOND)
     })

@@ -64,12 +64,18 @@ export function renewCases({ test }: ConformanceCases): void {
       await enqueueJob(store, t)
       const job = one(await claimAt(store, t, { leaseMs: SECOND }))
       assert.deepEqual(await renewAt(store, t + 900, job, SECOND), ['ok'])
-      assert.deepEqual(await store.recoverExpired({ now: t + 1500 }), { retried: [], dead: [], clamped: 0 })
+      assert.deepEqual(await store.recoverExpired({ now: t + 1500 }), {
+        retried: [],
+        dead: [],
+        clamped: 0,
+        expired: [],
+      })
       assert.equal((await getExisting(store, job.id)).state, 'active')
       assert.deepEqual(await store.recoverExpired({ now: t + 1900 }), {
         retried: [job.id],
         dead: [],
         clamped: 0,
+        expired: [],
       })
     })
 

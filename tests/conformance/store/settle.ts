@@ -251,7 +251,7 @@ export function settleCases({ test }: ConformanceCases): void {
       await enqueueJob(store, t)
       const stale = one(await claimAt(store, t, { leaseMs: SECOND, workerId: 'worker-old' }))
       const recovered = await store.recoverExpired({ now: t + 5 * SECOND })
-      assert.deepEqual(recovered, { retried: [stale.id], dead: [], clamped: 0 })
+      assert.deepEqual(recovered, { retried: [stale.id], dead: [], clamped: 0, expired: [] })
       const owner = one(await claimAt(store, t + 5 * SECOND, { workerId: 'worker-new' }))
       assert.equal(owner.id, stale.id)
       assert.notEqual(owner.leaseToken, stale.leaseToken)

@@ -169,6 +169,7 @@ export function waitCases({ test, deliveryTest }: ConformanceCases): void {
             retried: [],
             dead: [],
             clamped: 0,
+            expired: [],
           })
           assert.deepEqual(await renewAt(h.store, before, { ...first!, leaseToken: 'forged' }), [
             'lease_lost',
@@ -229,11 +230,13 @@ export function waitCases({ test, deliveryTest }: ConformanceCases): void {
             retried: [],
             dead: [],
             clamped: 0,
+            expired: [],
           })
           assert.deepEqual(await h.store.recoverExpired({ now: before + DELIVERY_LEASE_MS }), {
             retried: [id],
             dead: [],
             clamped: 0,
+            expired: [],
           })
           const back = await getExisting(h.store, id)
           assert.equal(back.state, 'ready')

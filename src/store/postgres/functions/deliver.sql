@@ -9,11 +9,16 @@
 -- deleted (a waiter is handed jobs once) and the rows are sent on its channel as
 --   {"w": waiter id, "jobs": [[id, queue, name, payload, state, priority, run_at, attempts,
 --     max_attempts, timeout_ms, unique_key, lease_token, lease_expires_at, worker_id, last_error,
---     result, created_at, updated_at, finished_at], …]}   (bigint columns as text)
+--     result, created_at, updated_at, finished_at, group_key, expires_at], …]}   (bigint columns as
+--     text)
 -- or, when that would pass NOTIFY's 8000 bytes, {"w": waiter id, "ids": ["id", …]}, which the
 -- waiter's store reads (the jobs are leased to it already). At most 256 jobs per delivery, so the
 -- ids always fit; what is left stays ready and its waiters are woken as usual. A waiter none of
--- whose names is among the new jobs claims nothing and keeps waiting.
+-- whose names is among the new jobs claims nothing and keeps waiting. Queue control holds here as
+-- in any claim (claim() decides): a paused queue gives a waiter nothing, a limited one no more than
+-- its limit leaves room for, and a limited queue whose row another claim holds locked gives this
+-- delivery nothing (claim() with p_delivered takes it SKIP LOCKED, since this transaction may hold
+-- other queues' rows until the enqueue commits); what is left stays ready, and its queue is woken.
 -- Liveness, without timeouts: the listening connection of each store holds a session-level
 -- advisory lock on its waiters' lock_key for as long as it lives. A key whose lock can be taken in
 -- shared mode (pg_try_advisory_xact_lock_shared succeeds) tells that the connection is gone, the
@@ -60,7 +65,8 @@ BEGIN
       SELECT json_agg(json_build_array(c.id::text, c.queue, c.name, c.payload, c.state, c.priority,
                                        c.run_at::text, c.attempts, c.max_attempts, c.timeout_ms, c.unique_key,
                                        c.lease_token, c.lease_expires_at::text, c.worker_id, c.last_error,
-                                       c.result, c.created_at::text, c.updated_at::text, c.finished_at::text)
+                                       c.result, c.created_at::text, c.updated_at::text, c.finished_at::text,
+                                       c.group_key, c.expires_at::text)
                       ORDER BY c.ordinality),
              json_agg(c.id::text ORDER BY c.ordinality),
              count(*)

@@ -4,14 +4,16 @@
 -- long past the instant a lease would start from).
 --   SELECT ferry.enqueue('send-email', '{"to": "a@example.com"}');
 --   SELECT ferry.enqueue('report', '{}', queue => 'slow', run_at => now() + interval '1 hour');
+--   SELECT ferry.enqueue('sync', '{}', group_key => 'tenant-7', expires_at => now() + interval '5 minutes');
 -- Parameters: name, payload (json), queue, priority, run_at (NULL: now, by the server's clock),
---             max_attempts, timeout_ms, unique_key.
+--             max_attempts, timeout_ms, unique_key, group_key (the job's group: NewJob.group, named
+--             so because GROUP is a reserved word), expires_at (the start deadline; after run_at).
 -- Returns: the job's id (the existing job's id when unique_key is already held).
 -- Relies on: enqueue_batch(). Settings: none (a cold path; enqueue_batch has its own).
 CREATE OR REPLACE FUNCTION :"schema".enqueue(
   name text, payload json, queue text DEFAULT 'default', priority integer DEFAULT 0,
   run_at timestamptz DEFAULT NULL, max_attempts integer DEFAULT 25, timeout_ms integer DEFAULT NULL,
-  unique_key text DEFAULT NULL
+  unique_key text DEFAULT NULL, group_key text DEFAULT NULL, expires_at timestamptz DEFAULT NULL
 ) RETURNS bigint
 LANGUAGE plpgsql
 AS $$
@@ -43,11 +45,20 @@ BEGIN
     RAISE EXCEPTION 'ferry.enqueue: unique_key must have 1 to 255 characters'
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
+  IF group_key IS NOT NULL AND (group_key = '' OR length(group_key) > 255) THEN
+    RAISE EXCEPTION 'ferry.enqueue: group_key must have 1 to 255 characters'
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF expires_at IS NOT NULL AND expires_at <= coalesce(run_at, now()) THEN
+    RAISE EXCEPTION 'ferry.enqueue: expires_at must be after run_at (or now): the job would expire before it may run'
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
   SELECT e.id INTO job_id
   FROM :"schema".enqueue_batch(
     ARRAY[queue], ARRAY[name], ARRAY[payload::text], ARRAY[priority],
     ARRAY[floor(extract(epoch FROM run_at) * 1000)::bigint], ARRAY[0::bigint], ARRAY[max_attempts],
-    ARRAY[timeout_ms], ARRAY[unique_key], NULL, NULL
+    ARRAY[timeout_ms], ARRAY[unique_key], NULL, NULL, ARRAY[group_key],
+    ARRAY[floor(extract(epoch FROM expires_at) * 1000)::bigint], NULL
   ) AS e;
   RETURN job_id;
 END

@@ -9,8 +9,11 @@
 -- Safe on every worker at once: SKIP LOCKED hands each job to one sweep, the others pass over it.
 -- Parameters: p_now (ms or NULL), p_limit, p_id[] (or NULL: any expired lease), p_lease_token[],
 --             p_lease_expires_at[].
--- Returns: id, state of each recovered job; wakes the workers of the queues made ready.
--- Relies on: jobs_active (lease-expiry order) or the primary key; FOR UPDATE SKIP LOCKED.
+-- Returns: id, state of each recovered job; wakes the workers of the queues made ready, and of
+--          the queues with a concurrency limit (queue control) whose jobs it took back, dead ones
+--          too: their waiters may have room again.
+-- Relies on: jobs_active (lease-expiry order) or the primary key; FOR UPDATE SKIP LOCKED; the
+--            queues table (small), read once.
 -- Settings: jit = off, enable_seqscan = off (README.md).
 CREATE OR REPLACE FUNCTION :"schema".recover_expired(
   p_now bigint, p_limit integer, p_id bigint[], p_lease_token text[], p_lease_expires_at bigint[]
@@ -60,7 +63,8 @@ BEGIN
     WHERE j.id = ANY (expired)
     RETURNING j.id, j.state, j.queue
   ), woken AS (
-    SELECT :"schema".wake(array_agg(DISTINCT r.queue), NULL, NULL) FROM recovered AS r WHERE r.state = 'ready'
+    SELECT :"schema".wake(array_agg(DISTINCT r.queue), NULL, NULL) FROM recovered AS r
+    WHERE r.state = 'ready' OR r.queue IN (SELECT c.queue FROM :"schema".queues AS c WHERE c.concurrency IS NOT NULL)
   )
   SELECT r.id, r.state FROM recovered AS r, (SELECT count(*) FROM woken) AS w;
 END

@@ -10,9 +10,11 @@
 --             p_run_at[] (retry/snoozed), p_error[] (JSON text, retry/dead), p_result[] (JSON text
 --             or NULL, completed), p_now (ms or NULL).
 -- Returns: lost, the input positions (1-based) whose lease was lost, and locked, those whose row
---          another session holds locked; every other item is settled. Wakes the queues made ready.
+--          another session holds locked; every other item is settled. Wakes the queues made ready,
+--          and those with a concurrency limit (queue control) whatever their jobs became: each
+--          settled job leaves room under the limit, which the queue's waiters must hear of.
 -- Relies on: the primary key (= ANY: by id whatever the join is estimated at); FOR UPDATE SKIP
---            LOCKED.
+--            LOCKED; the queues table (small: one row per queue with a setting), read once.
 -- Settings: jit = off, lock_timeout = '5s', enable_seqscan = off (README.md).
 CREATE OR REPLACE FUNCTION :"schema".settle(
   p_id bigint[], p_lease_token text[], p_kind text[], p_run_at bigint[], p_error text[], p_result text[],
@@ -58,7 +60,9 @@ BEGIN
          (SELECT array_agg(u.ord::integer ORDER BY u.ord) FROM unsettled AS u
           WHERE u.id IS NOT NULL AND NOT u.id = ANY (lockable)
             AND EXISTS (SELECT 1 FROM :"schema".jobs AS j WHERE j.id = u.id)),
-         (SELECT array_agg(DISTINCT s.queue) FROM settled AS s WHERE s.state = 'ready'),
+         (SELECT array_agg(DISTINCT s.queue) FROM settled AS s
+          WHERE s.state = 'ready'
+             OR s.queue IN (SELECT c.queue FROM :"schema".queues AS c WHERE c.concurrency IS NOT NULL)),
          (SELECT array_agg(s.queue) FROM settled AS s WHERE s.state = 'scheduled'),
          (SELECT array_agg(s.run_at) FROM settled AS s WHERE s.state = 'scheduled')
   INTO lost, locked, ready_queues, due_queues, due_at;

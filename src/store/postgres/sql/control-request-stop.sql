@@ -3,9 +3,14 @@
 -- every request, even from a host whose clock is behind: it moves to now or one millisecond past
 -- the previous request, whichever is later.
 -- Params: $1 now (ms or NULL)
+-- Returns: the record as the request left it, as control.sql: one row per queue with a setting (or
+--          one with a NULL queue), each with `at`.
 WITH stop AS (
   INSERT INTO :"schema".control AS c (key, at) VALUES ('stop', coalesce($1::bigint, :"schema".now_ms()))
   ON CONFLICT (key) DO UPDATE SET at = greatest(c.at + 1, excluded.at)
   RETURNING c.at
-)
-SELECT stop.at, pg_notify('ferry:' || :'schema', '*') FROM stop
+),
+woken AS MATERIALIZED (SELECT stop.at, pg_notify('ferry:' || :'schema', '*') FROM stop)
+SELECT woken.at, q.queue, q.paused_at, q.paused_by, q.pause_reason, q.concurrency
+FROM woken
+LEFT JOIN :"schema".queues AS q ON true

@@ -1,4 +1,10 @@
--- control: the workers' control record, read: when workers were last asked to stop.
+-- control: the workers' control record, read: when workers were last asked to stop, and the
+-- queues with a setting (queue control: paused, or limited).
 -- Params: none
--- Returns: at, or no row when nobody ever asked.
-SELECT at FROM :"schema".control WHERE key = 'stop'
+-- Returns: one row per queue with a setting, each with `at` (the last stop request, or NULL when
+--          nobody ever asked); one row whose queue is NULL when no queue has a setting.
+-- Uses: the control table's primary key; the queues table (small), read whole.
+SELECT (SELECT c.at FROM :"schema".control AS c WHERE c.key = 'stop') AS at,
+       q.queue, q.paused_at, q.paused_by, q.pause_reason, q.concurrency
+FROM (VALUES (1)) AS one(n)
+LEFT JOIN :"schema".queues AS q ON true

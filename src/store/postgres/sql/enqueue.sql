@@ -2,7 +2,9 @@
 -- commit of the Client costs one round trip and one commit however many jobs it carries.
 -- Params: $1 queue[], $2 name[], $3 payload[] (JSON text), $4 priority[], $5 run_at[] (ms or NULL),
 --         $6 delay_ms[] (used when run_at is NULL), $7 max_attempts[], $8 timeout_ms[], $9 unique_key[],
---         $10 now (ms, or NULL for the server's clock), $11 the lease tokens' random base to hand
+--         $10 group[], $11 expires_at[] (ms or NULL), $12 expires_in_ms[] (used when expires_at is
+--         NULL) (each of the last three NULL as a whole when no job of the batch has one),
+--         $13 now (ms, or NULL for the server's clock), $14 the lease tokens' random base to hand
 --         ready jobs to waiting workers with (NULL: no delivery; the store's own enqueue only,
 --         never inside a caller's transaction)
 -- Returns: one row, in input order: ids (text, joined by ','; for a job whose unique key was held,
@@ -11,5 +13,6 @@
 SELECT string_agg(e.id::text, ',' ORDER BY e.ord) AS ids,
        string_agg(CASE WHEN e.created THEN 't' ELSE 'f' END, '' ORDER BY e.ord) AS created
 FROM :"schema".enqueue_batch($1::text[], $2::text[], $3::text[], $4::integer[], $5::bigint[], $6::bigint[],
-                             $7::integer[], $8::integer[], $9::text[], $10::bigint, $11::text)
+                             $7::integer[], $8::integer[], $9::text[], $13::bigint, $14::text, $10::text[],
+                             $11::bigint[], $12::bigint[])
      WITH ORDINALITY AS e(id, created, ord)

@@ -6,6 +6,12 @@
 --   meta: 'queue,name,priority,runAt,delayMs,maxAttempts,timeoutMs,uniqueKey' (runAt and timeoutMs
 --     '' for null; uniqueKey last, '' for none, and may itself hold commas)
 --   payload: JSON text
+--   A job with a group or a start deadline has its meta prefixed by '+expiresAt,expiresInMs,
+--   groupBytes,' and its group's bytes ('+' then three fields, each '' for none: expiresAt the
+--   deadline's instant, expiresInMs the deadline from now, the server's clock as for delayMs;
+--   groupBytes the group's length in bytes, as it may hold commas). No queue name starts with '+',
+--   so a job without either costs one string.byte to tell, and stores and indexes nothing more.
+--   A deadline is stored as 'x' and its job put in the deadlines zset (prelude.lua).
 -- Returns: { now, first id, then for each job that was not created: its position (1-based) and
 --   its unique key's holder }. The batch draws one id per job with one INCRBY: job n, when
 --   created, has the first id + n - 1 (a job not created leaves a gap).
@@ -68,8 +74,25 @@ local zadds = count > 1 and {} or nil
 local now_text = string.format('%d', NOW)
 for n = 1, count do
   local i = FIRST + 2 * (n - 1)
+  local meta = ARGV[i]
+  -- A group and a start deadline, for a job with either (header); nil otherwise.
+  local group, expires_at
+  if string.byte(meta) == 43 then
+    local x_at, x_in, group_bytes, rest = string.match(meta, '^%+(-?%d*),(%d*),(%d*),(.*)$')
+    if group_bytes ~= '' then
+      local length = tonumber(group_bytes)
+      group, meta = string.sub(rest, 1, length), string.sub(rest, length + 1)
+    else
+      meta = rest
+    end
+    if x_at ~= '' then
+      expires_at = x_at
+    elseif x_in ~= '' then
+      expires_at = string.format('%d', NOW + tonumber(x_in))
+    end
+  end
   local queue, name, priority, run_at, delay_ms, max_attempts, timeout_ms, unique_key =
-    string.match(ARGV[i], '^([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),(.*)$')
+    string.match(meta, '^([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),(.*)$')
   local holder = unique_key ~= '' and redis.call('HGET', K_UNIQUE, unique_key)
   if holder and redis.call('HEXISTS', P_JOB .. holder, 'q') == 0 then
     holder = false -- its job was evicted: the key is this job's now (HSET below)
@@ -91,7 +114,7 @@ for n = 1, count do
     local key = P_JOB .. id
     local ready = at <= NOW
     local state = ready and 'ready' or 'scheduled'
-    if timeout_ms == '' and unique_key == '' then
+    if timeout_ms == '' and unique_key == '' and group == nil and expires_at == nil then
       redis.call('HSET', key, 'q', queue, 'n', name, 'p', ARGV[i + 1], 's', state, 'pr', priority, 'ra', at_text,
         'ma', max_attempts, 'c', now_text)
     else
@@ -105,6 +128,16 @@ for n = 1, count do
         fields[#fields + 1] = 'uk'
         fields[#fields + 1] = unique_key
         redis.call('HSET', K_UNIQUE, unique_key, id)
+      end
+      if group then
+        fields[#fields + 1] = 'g'
+        fields[#fields + 1] = group
+      end
+      if expires_at then
+        fields[#fields + 1] = 'x'
+        fields[#fields + 1] = expires_at
+        add_member(zadds, K_DEADLINES, expires_at, id)
+        flag_deadlines()
       end
       redis.call('HSET', key, unpack(fields))
     end

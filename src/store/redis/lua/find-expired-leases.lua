@@ -5,8 +5,10 @@
 -- flags: allow-oom
 -- KEYS, ARGV 1-4: the common layout (prelude.lua).
 -- ARGV FIRST: limit.
--- Returns: { now, { {id, token, expiresAt, leaseMs}, ... }, the next expiry after now or '' }.
--- Uses: the active zset (two range reads); one HMGET per lease found.
+-- Returns: { now, { {id, token, expiresAt, leaseMs}, ... }, the next expiry after now or '', 1 when
+--   some job not started (ready or scheduled) is past its start deadline, else 0 }.
+-- Uses: the active zset (two range reads); one HMGET per lease found; one range read of the
+--   deadlines zset (prelude.lua).
 local leases = {}
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', NOW, 'LIMIT', 0, tonumber(ARGV[FIRST]))) do
   local job = redis.call('HMGET', P_JOB .. id, 's', 'lt', 'le', 'u')
@@ -16,4 +18,5 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', NOW, 'LIMIT', 
   end
 end
 local next = redis.call('ZRANGEBYSCORE', K_ACTIVE, '(' .. NOW, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
-return { NOW, leases, next[2] or '' }
+local deadline_passed = #redis.call('ZRANGEBYSCORE', K_DEADLINES, '-inf', NOW, 'LIMIT', 0, 1) > 0
+return { NOW, leases, next[2] or '', deadline_passed and 1 or 0 }

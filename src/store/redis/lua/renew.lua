@@ -9,6 +9,8 @@
 -- and ends the delivery too), which recovery puts back in line. That keeps an fsync off the path
 -- from an enqueue to its handler, which delivery exists to shorten. So that it writes nothing
 -- else, a take leaves a job whose hash is gone to the next plain renewal or recovery.
+-- A job of a queue with a concurrency limit ('lq') moves its entry in the queue's leases zset too
+-- (prelude.lua, track_lease), so that its limit counts the lease as long as it lives.
 -- include: lib/prelude.lua, lib/namespace-check.lua
 -- flags: allow-oom
 -- KEYS, ARGV 1-4: the common layout (prelude.lua).
@@ -23,7 +25,7 @@ local lease_expires_at = NOW + tonumber(ARGV[FIRST])
 local results = {}
 for i = FIRST + 2, #ARGV, 2 do
   local id, key = ARGV[i], P_JOB .. ARGV[i]
-  local job = redis.call('HMGET', key, 's', 'lt', 'q')
+  local job = redis.call('HMGET', key, 's', 'lt', 'q', 'lq')
   if not job[3] then
     if not delivered then
       redis.call('ZREM', K_ACTIVE, id)
@@ -34,6 +36,7 @@ for i = FIRST + 2, #ARGV, 2 do
     redis.call('HSET', key, 'le', lease_expires_at, 'u', NOW)
     redis.call('HDEL', key, 'dv')
     redis.call('ZADD', K_ACTIVE, lease_expires_at, id)
+    if job[4] then redis.call('ZADD', P_LEASES .. job[3], lease_expires_at, id) end
     results[#results + 1] = 1
   else
     results[#results + 1] = 0

@@ -1,5 +1,7 @@
 -- retry: dead jobs run again, ready now with a fresh set of attempts (the last error is kept for
--- reference).
+-- reference). A start deadline ('x') is dropped: an operator who runs a job again wants it run,
+-- whenever that is; so the job leaves its queue's expired set, if it was counted there, and does
+-- not go back into the deadlines zset (prelude.lua). A job without one costs nothing more.
 -- include: lib/prelude.lua, lib/namespace-check.lua
 -- flags: allow-oom
 -- KEYS, ARGV 1-4: the common layout (prelude.lua).
@@ -10,13 +12,19 @@
 -- Moves a dead job of `queue` back to ready; false (and nothing written to it) when its hash is gone.
 local function revive(id, queue)
   local key = P_JOB .. id
-  local job = redis.call('HMGET', key, 'pr', 'q', 'n')
+  local job = redis.call('HMGET', key, 'pr', 'q', 'n', 'x')
   redis.call('ZREM', P_DEAD .. queue, id)
   if not job[2] then
     forget_job(id)
+    redis.call('SREM', P_EXPIRED .. queue, id)
     return false
   end
-  redis.call('HDEL', key, 'f', 'r')
+  if job[4] then
+    redis.call('HDEL', key, 'f', 'r', 'x')
+    redis.call('SREM', P_EXPIRED .. queue, id)
+  else
+    redis.call('HDEL', key, 'f', 'r')
+  end
   redis.call('HSET', key, 's', 'ready', 'a', 0, 'ra', NOW, 'u', NOW)
   add_ready(queue, job[3], job[1], NOW, id)
   return true

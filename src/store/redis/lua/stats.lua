@@ -4,7 +4,8 @@
 -- flags: allow-oom
 -- KEYS, ARGV 1-4: the common layout (prelude.lua).
 -- ARGV FIRST: the recent window (ms).
--- Returns: { queue, ready, scheduled, active, completed, dead, recentCompleted, recentDead, ... }
+-- Returns: { queue, ready, scheduled, active, completed, dead, expired, recentCompleted, recentDead,
+--   ... }; expired: the dead jobs never started by their start deadline (the queue's expired set).
 --   for every known queue (the store drops queues with no jobs).
 -- Cost: a few O(log n) counts per queue, plus one HGET per active job (bounded by the workers'
 --   concurrency) to count them per queue.
@@ -27,6 +28,7 @@ for _, queue in ipairs(redis.call('SMEMBERS', K_QUEUES)) do
   rows[#rows + 1] = active[queue] or 0
   rows[#rows + 1] = redis.call('ZCARD', completed)
   rows[#rows + 1] = redis.call('ZCARD', dead)
+  rows[#rows + 1] = redis.call('SCARD', P_EXPIRED .. queue)
   rows[#rows + 1] = redis.call('ZCOUNT', completed, since, '+inf')
   rows[#rows + 1] = redis.call('ZCOUNT', dead, since, '+inf')
 end

@@ -13,10 +13,18 @@
 -- An id whose job hash is gone (evicted: prelude.lua, forget_job) is dropped from its zset and
 --   skipped; the claim takes the next job in line instead.
 -- claim_jobs returns the jobs leased, each as job_reply gives it (prelude.lua), in claim order.
+-- Queue control (prelude.lua, queue_room): a paused queue gives nothing, one with a concurrency
+--   limit no more than the limit less its live leases; what a queue cannot give comes from the
+--   next ones. Decided here, in the script that picks, so no other claim comes in between.
 -- Cost: two SMISMEMBER over all the queues (one per 1,000 queues; the may-hold-jobs flags,
---   prelude.lua), then work only on the flagged queues: a ZRANGEBYSCORE on the scheduled zset, a
---   ZPOPMIN on the ready zset (O(log n + taken)). Without the flags an empty queue cost two calls
---   inside the script: a claim over 100 queues (only the last with jobs) took 1.0 ms against
+--   prelude.lua), then work only on the flagged queues: a ZRANGEBYSCORE on the scheduled zset,
+--   and for each the pick comes to, a SISMEMBER (queue control) and a ZPOPMIN on the ready zset
+--   (O(log n + taken)); for a queue with a setting, an HMGET of it too (and a ZCOUNT of its
+--   leases when limited). Where no queue has a setting, queue control adds 2.0 % to the server's
+--   instructions of a claim of one job over 1 queue and 2.4 % over 100 (only the last with jobs;
+--   callgrind, 300 claims, 2026-12-03); one SMISMEMBER over the flagged queues, before the pick,
+--   added 8 % and 12 % (a call, and a loop over every queue). Without the flags an empty queue
+--   cost two calls inside the script: a claim over 100 queues (only the last with jobs) took 1.0 ms against
 --   0.37 ms over 1 queue; with them 0.27 ms against 0.26 ms (p50 of 500 claims, shared Redis
 --   without AOF, machine load 15).
 --   With names: per flagged queue, one ZRANGE per name on that name's ready zset (prelude.lua)
@@ -24,24 +32,25 @@
 --   each job taken leaves both of its zsets (ZREM, O(log n)). Measured (bench redis-claim, 3 runs,
 --   2026-12-02, appendfsync no): 0.18 ms p50 behind 100,000 ready jobs of another name, against
 --   0.16 ms for the claim without names on a queue of its own.
+-- Start deadlines (prelude.lua, expire_jobs): every claim first ends, as dead with cause
+--   'expired', up to EXPIRE_PER_CLAIM jobs of any queue whose deadline has passed, before it
+--   promotes or picks; one past that bound that the pick comes to is ended there instead of
+--   leased (lease below reads 'x' with the rest of the job). Whether the store has any deadline
+--   is one more member of the has-scheduled lookup (DEADLINES_FLAG), so a claim in a store
+--   without deadlines sends no command more; with some, one ZRANGE of the earliest. A leased job
+--   leaves the deadlines zset only when it has an 'x'.
 local PROMOTE_MAX = 1000
-
--- SMISMEMBER of a caller-sized list, in pieces of UNPACK_MAX (prelude.lua): { 1 | 0, ... } in order.
-local function smismember(key, members)
-  local flags = {}
-  for first = 1, #members, UNPACK_MAX do
-    local part = redis.call('SMISMEMBER', key, unpack(members, first, math.min(first + UNPACK_MAX - 1, #members)))
-    for n = 1, #part do flags[first + n - 1] = part[n] end
-  end
-  return flags
-end
+-- As the SQLite store's claim: enough that a backlog of expired jobs is cleared in a few claims,
+-- few enough that one claim's time stays bounded.
+local EXPIRE_PER_CLAIM = 1000
 
 local function claim_jobs(limit, lease_ms, worker_id, token_base, queues, delivered, names)
   -- Which queues may hold jobs: two set lookups for all of them (one per 1,000 queues), so an
-  -- empty queue costs nothing more.
+  -- empty queue costs nothing more; the first also tells whether any job has a deadline, whose
+  -- sweep comes before the ready queues are looked up, as it may empty some.
+  local has_scheduled, deadlines = smismember(K_HAS_SCHEDULED, queues, DEADLINES_FLAG)
+  if deadlines == 1 then expire_flagged(EXPIRE_PER_CLAIM) end
   local has_ready = smismember(K_HAS_READY, queues)
-  local has_scheduled = smismember(K_HAS_SCHEDULED, queues)
-
   for n, queue in ipairs(queues) do
     if has_scheduled[n] == 1 then
       local scheduled = P_SCHEDULED .. queue
@@ -66,14 +75,25 @@ local function claim_jobs(limit, lease_ms, worker_id, token_base, queues, delive
 
   local lease_expires_at = NOW + lease_ms
   local claimed = {}
-  -- Leases the job of a ready entry taken out of its zsets; false when its hash is gone (evicted).
-  local function lease(id)
+  -- Leases the job of a ready entry taken out of its zsets; false when its hash is gone (evicted),
+  -- and false and its name when its start deadline has passed (ended as expired).
+  -- `tracked`: its queue has a concurrency limit, which counts the lease.
+  local function lease(id, queue, tracked)
     local key = P_JOB .. id
     -- Read once, then written and patched: the reply needs no second read.
     local job = job_reply(key, id)
     if not job[AT.q] then
       forget_job(id)
       return false
+    end
+    local expires_at = job[AT.x]
+    if expires_at then
+      untrack_deadline(id)
+      -- Past the bound of expire_jobs: ended here, never leased.
+      if tonumber(expires_at) <= NOW then
+        end_expired(key, id, queue)
+        return false, job[AT.n]
+      end
     end
     local attempts = (tonumber(job[AT.a]) or 0) + 1
     local token = token_base .. '.' .. (#claimed + 1)
@@ -85,6 +105,7 @@ local function claim_jobs(limit, lease_ms, worker_id, token_base, queues, delive
         'w', worker_id, 'u', NOW)
     end
     redis.call('ZADD', K_ACTIVE, lease_expires_at, id)
+    if tracked then track_lease(key, queue, id, lease_expires_at) end
     job[AT.s], job[AT.a], job[AT.lt], job[AT.le], job[AT.w], job[AT.u] =
       'active', attempts, token, lease_expires_at, worker_id, NOW
     claimed[#claimed + 1] = job
@@ -93,20 +114,31 @@ local function claim_jobs(limit, lease_ms, worker_id, token_base, queues, delive
 
   for n, queue in ipairs(queues) do
     if #claimed >= limit then break end
-    if has_ready[n] == 1 then
+    -- Queue control, looked up only for a queue the claim comes to with jobs in it, so the
+    -- queues without a setting cost one SISMEMBER each: room, how many of its jobs the claim may
+    -- take (nil: no limit); tracked, its leases count against a concurrency limit (track_lease).
+    -- A paused queue's due jobs were promoted above all the same: they are ready, and wait.
+    local room, tracked
+    if has_ready[n] == 1 and redis.call('SISMEMBER', K_QUEUE_CONTROLS, queue) == 1 then
+      room, tracked = queue_room(queue)
+    end
+    if has_ready[n] == 1 and room ~= 0 then
       local ready = P_READY .. queue
       local emptied = false
+      -- What this queue may add to the claim: up to the limit, or its room when less.
+      local upto = room and math.min(limit, #claimed + room) or limit
       -- One round, unless an evicted job was skipped and the queue may hold more.
-      while not emptied and #claimed < limit do
-        local left = limit - #claimed
+      while not emptied and #claimed < upto do
+        local left = upto - #claimed
         if names == nil then
           local popped = redis.call('ZPOPMIN', ready, left)
           -- Fewer than asked: the queue is empty now.
           emptied = #popped < 2 * left
           if emptied then redis.call('SREM', K_HAS_READY, queue) end
           for m = 1, #popped, 2 do
-            local job = lease(id_of_member(popped[m]))
-            if job then redis.call('ZREM', ready_name_key(queue, job[AT.n]), popped[m]) end
+            local job, expired_name = lease(id_of_member(popped[m]), queue, tracked)
+            local name = job and job[AT.n] or expired_name
+            if name then redis.call('ZREM', ready_name_key(queue, name), popped[m]) end
           end
         else
           -- The first `left` entries of each name, merged into claim order (score, then member,
@@ -126,7 +158,7 @@ local function claim_jobs(limit, lease_ms, worker_id, token_base, queues, delive
           emptied = #entries < left
           for m = 1, math.min(left, #entries) do
             remove_ready(queue, entries[m][3], entries[m][2])
-            lease(id_of_member(entries[m][2]))
+            lease(id_of_member(entries[m][2]), queue, tracked)
           end
           if redis.call('ZCARD', ready) == 0 then
             redis.call('SREM', K_HAS_READY, queue)

@@ -26,9 +26,23 @@
 --   waiters (hash waiter id -> its registration as JSON: deliver.lua). Never persisted nor
 --   replicated (written under REPL_NONE): a waiter lives only as long as its connection.
 --   instance marker (string: a random id that migrate.lua writes once; checked below)
+--   queue controls: the queues with a setting (set of queue names: control.lua), each with its
+--   hash (below). A claim looks them up with one SMISMEMBER (queue_room).
+--   deadlines (zset expiresAt -> id): the jobs with a start deadline ('x') that have not started,
+--   ready or scheduled, in every queue: what a claim and the recoverer's sweep end once their
+--   deadline passes (expire_jobs below). A job goes in when it enters ready or scheduled with an
+--   'x' and leaves when it is leased, cancelled or ended; a job without 'x' never touches it.
+--   While it may hold jobs, the has-scheduled set holds DEADLINES_FLAG too (below), which no queue
+--   name can be: a claim reads it with the has-scheduled lookup it makes anyway, so in a store
+--   without deadlines a claim sends no command more for them.
 -- The prefixes (P_ names), completed by an id or a queue name: job (hash), ready (zset), scheduled
---   (zset runAt -> id), completed (zset finishedAt -> id), dead (zset finishedAt -> id); and the
---   wake channel (a shard channel: SPUBLISH, so on Redis Cluster it stays on the namespace's node).
+--   (zset runAt -> id), completed (zset finishedAt -> id), dead (zset finishedAt -> id), queue
+--   control (hash of a queue with a setting: paused_at, paused_by, pause_reason, concurrency, each
+--   absent when null; no hash when it has none), leases (zset leaseExpiresAt -> id: the active
+--   jobs of a queue with a concurrency limit, kept only while it has one: track_lease below); and
+--   expired (set of ids: a queue's dead jobs that were never started by their start deadline, for
+--   stats; an id leaves it when its job is retried or purged); and the wake channel (a shard
+--   channel: SPUBLISH, so on Redis Cluster it stays on the namespace's node).
 -- ARGV 2: now (epoch ms), or '' to use the server's clock (TIME), one clock for every host.
 -- ARGV 3: the instance marker the store read when it opened ('' only for migrate.lua at open).
 -- ARGV 4: '1' when the store was opened with allowEviction (the server may evict keys), else ''.
@@ -41,7 +55,9 @@
 -- Job hash fields: q queue, n name, p payload (JSON text), s state, pr priority, ra runAt,
 --   a attempts, ma maxAttempts, to timeoutMs, uk uniqueKey, lt lease token, le leaseExpiresAt,
 --   w workerId, e lastError (JSON), r result (JSON), c createdAt, u updatedAt, f finishedAt, dv 1
---   while an active job was delivered to a waiter that has not taken it (deliver.lua). Of an active
+--   while an active job was delivered to a waiter that has not taken it (deliver.lua), lq 1 while
+--   its lease is in its queue's leases zset (its queue has a concurrency limit), g group, x
+--   expiresAt (the start deadline; a dead job keeps it unless retried: retry.lua). Of an active
 --   job, u is when its lease was last set (claim, renewal, take): le - u is the lease's length.
 --   A null is an absent field. Left out to keep an enqueue cheap: a absent is 0 attempts, u absent
 --   is createdAt (never updated); the id is in the key (hashes of layout 1 may still hold 'id').
@@ -58,9 +74,10 @@
 -- functions is loaded, rather than on every call (redis-scripts.ts).
 local KEYS, ARGV, ROOT, NOW, INSTANCE, EVICTION_ALLOWED
 local K_ID, K_JOBS, K_ACTIVE, K_QUEUES, K_UNIQUE, K_STOP, K_SCHEMA, K_HAS_READY, K_HAS_SCHEDULED, K_WAITERS, K_INSTANCE
-local P_JOB, P_READY, P_SCHEDULED, P_COMPLETED, P_DEAD, CHANNEL
+local K_QUEUE_CONTROLS, K_DEADLINES
+local P_JOB, P_READY, P_SCHEDULED, P_COMPLETED, P_DEAD, P_QUEUE_CONTROL, P_LEASES, P_EXPIRED, CHANNEL
 -- Wake-ups to publish, and the queues flagged, by this call (publish_wakes, flag_ready below).
-local ready_queues, due_at, flagged_ready, flagged_scheduled
+local ready_queues, due_at, flagged_ready, flagged_scheduled, flagged_deadlines
 local FIRST = 5
 
 local function begin(keys, argv)
@@ -70,11 +87,12 @@ local function begin(keys, argv)
   if argv[1] ~= ROOT then
     ROOT = argv[1]
     K_ID, K_JOBS, K_ACTIVE, K_QUEUES, K_UNIQUE, K_STOP, K_SCHEMA, K_HAS_READY, K_HAS_SCHEDULED, K_WAITERS,
-      K_INSTANCE = ROOT .. 'id', ROOT .. 'jobs', ROOT .. 'active', ROOT .. 'queues', ROOT .. 'unique',
-      ROOT .. 'stop', ROOT .. 'schema', ROOT .. 'has-ready', ROOT .. 'has-scheduled', ROOT .. 'waiters',
-      ROOT .. 'instance'
-    P_JOB, P_READY, P_SCHEDULED, P_COMPLETED, P_DEAD, CHANNEL = ROOT .. 'job:', ROOT .. 'ready:',
-      ROOT .. 'scheduled:', ROOT .. 'completed:', ROOT .. 'dead:', ROOT .. 'wake'
+      K_INSTANCE, K_QUEUE_CONTROLS, K_DEADLINES = ROOT .. 'id', ROOT .. 'jobs', ROOT .. 'active',
+      ROOT .. 'queues', ROOT .. 'unique', ROOT .. 'stop', ROOT .. 'schema', ROOT .. 'has-ready',
+      ROOT .. 'has-scheduled', ROOT .. 'waiters', ROOT .. 'instance', ROOT .. 'queue-controls', ROOT .. 'deadlines'
+    P_JOB, P_READY, P_SCHEDULED, P_COMPLETED, P_DEAD, P_QUEUE_CONTROL, P_LEASES, P_EXPIRED, CHANNEL =
+      ROOT .. 'job:', ROOT .. 'ready:', ROOT .. 'scheduled:', ROOT .. 'completed:', ROOT .. 'dead:',
+      ROOT .. 'queue-control:', ROOT .. 'leases:', ROOT .. 'expired:', ROOT .. 'wake'
   end
   NOW = tonumber(argv[2])
   if NOW == nil then
@@ -82,7 +100,7 @@ local function begin(keys, argv)
     NOW = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
   end
   INSTANCE, EVICTION_ALLOWED = argv[3], argv[4] == '1'
-  ready_queues, due_at, flagged_ready, flagged_scheduled = {}, {}, {}, {}
+  ready_queues, due_at, flagged_ready, flagged_scheduled, flagged_deadlines = {}, {}, {}, {}, false
 end
 
 -- Whether the namespace is still the one the store opened: nil when it is, else the error to
@@ -110,6 +128,37 @@ end
 -- results to unpack': a caller-sized list goes to a command in pieces of at most UNPACK_MAX.
 local UNPACK_MAX = 1000
 
+-- SMISMEMBER of a caller-sized list, in pieces of UNPACK_MAX: { 1 | 0, ... } in order. `extra`:
+-- one more member to look up in the first piece, ahead of the others (the caller's list is left
+-- as it is), its answer the second value (0 without it).
+local function smismember(key, members, extra)
+  local flags, found, from = {}, 0, 1
+  if extra then
+    from = math.min(UNPACK_MAX - 1, #members) + 1
+    local part = redis.call('SMISMEMBER', key, extra, unpack(members, 1, from - 1))
+    found = part[1]
+    for n = 2, #part do flags[n - 1] = part[n] end
+  end
+  for first = from, #members, UNPACK_MAX do
+    local part = redis.call('SMISMEMBER', key, unpack(members, first, math.min(first + UNPACK_MAX - 1, #members)))
+    for n = 1, #part do flags[first + n - 1] = part[n] end
+  end
+  return flags, found
+end
+
+-- Queue control (control.lua keeps it). How many jobs a claim may take now of a queue that is in
+-- the queue controls set: 0 while it is paused; with a concurrency limit, the limit less its
+-- jobs holding a live lease (expiry after now: one that ran out no longer counts), and true; nil
+-- when it has neither. A queue not in the set costs its claim nothing more than its SMISMEMBER.
+local function queue_room(queue)
+  local control = redis.call('HMGET', P_QUEUE_CONTROL .. queue, 'paused_at', 'concurrency')
+  local concurrency = tonumber(control[2])
+  if control[1] then return 0, concurrency ~= nil end
+  if concurrency == nil then return nil, false end
+  local live = redis.call('ZCOUNT', P_LEASES .. queue, '(' .. string.format('%d', NOW), '+inf')
+  return math.max(concurrency - live, 0), true
+end
+
 -- Under an eviction policy (allowEviction), Redis may have dropped a job's hash while an index
 -- still names it: a ready, scheduled, active, completed or dead zset, the jobs index, the unique
 -- keys. A script that meets such an id takes it out of the index it found it in, and calls this,
@@ -122,7 +171,7 @@ end
 
 -- A job as scripts return it (claim, listJobs; getJob reads the same fields): its id, then these
 -- fields in this order, false (nil) where absent. redis-store.ts reads this list from this line.
-local JOB_FIELDS = { 'q', 'n', 'p', 's', 'pr', 'ra', 'a', 'ma', 'to', 'uk', 'lt', 'le', 'w', 'e', 'r', 'c', 'u', 'f' }
+local JOB_FIELDS = { 'q', 'n', 'p', 's', 'pr', 'ra', 'a', 'ma', 'to', 'uk', 'lt', 'le', 'w', 'e', 'r', 'c', 'u', 'f', 'g', 'x' }
 -- Positions in a job reply (the id is 1). Filled here, in plain Lua: a library of functions is
 -- loaded where no global but redis is defined (setmetatable, which filled it at the first look-up
 -- before, is not), and there this runs once, at load.
@@ -161,11 +210,42 @@ end
 local function wake_due(queue, run_at)
   if due_at[queue] == nil or run_at < due_at[queue] then due_at[queue] = run_at end
 end
+-- Whether a queue's waiters could claim none of its jobs now (it is paused, or at its
+-- concurrency limit): publish_wakes sends them nothing, which would only make them wait again,
+-- once per enqueue; what frees the queue (a resume, a limit raised, a lease ended) wakes them.
+-- `controls`: whether any queue has a setting, one EXISTS per script that wakes anybody.
+local function closed_queue(controls, queue)
+  return controls and redis.call('SISMEMBER', K_QUEUE_CONTROLS, queue) == 1 and queue_room(queue) == 0
+end
 local function publish_wakes()
-  for queue in pairs(ready_queues) do redis.call('SPUBLISH', CHANNEL, 'r' .. queue) end
-  for queue, at in pairs(due_at) do
-    redis.call('SPUBLISH', CHANNEL, 's' .. string.format('%d', at) .. ' ' .. queue)
+  if next(ready_queues) == nil and next(due_at) == nil then return end
+  local controls = redis.call('EXISTS', K_QUEUE_CONTROLS) == 1
+  for queue in pairs(ready_queues) do
+    if not closed_queue(controls, queue) then redis.call('SPUBLISH', CHANNEL, 'r' .. queue) end
   end
+  for queue, at in pairs(due_at) do
+    if not closed_queue(controls, queue) then
+      redis.call('SPUBLISH', CHANNEL, 's' .. string.format('%d', at) .. ' ' .. queue)
+    end
+  end
+end
+
+-- A limited queue's leases zset follows its active jobs' leases: a job's lease goes in when it is
+-- taken, moves when it is renewed, and leaves when the job stops being active. Marked 'lq' on the
+-- job, so the scripts that end or move a lease know, from the fields they read anyway, whether
+-- there is an entry to keep: a queue without a limit costs them nothing.
+local function track_lease(key, queue, id, expires_at)
+  redis.call('ZADD', P_LEASES .. queue, expires_at, id)
+  redis.call('HSET', key, 'lq', 1)
+end
+
+-- A tracked job stops being active. Its queue may take another job now: its waiters are woken,
+-- in every process, if it holds any. (An HDEL of its own: in the HDEL of the lease's fields, the
+-- field was looked for in every job's hash, tracked or not.)
+local function untrack_lease(key, queue, id)
+  redis.call('ZREM', P_LEASES .. queue, id)
+  redis.call('HDEL', key, 'lq')
+  if redis.call('EXISTS', P_READY .. queue, P_SCHEDULED .. queue) > 0 then wake_ready(queue) end
 end
 
 -- Flags a queue as holding ready jobs (once per script) and wakes its waiters. Returns SADD's
@@ -211,8 +291,97 @@ local function add_scheduled(queue, run_at, id)
   return added
 end
 
--- Puts a job back in line as ready (run_at <= NOW) or scheduled, by its hash fields.
-local function put_back(key, id, queue, name, priority, run_at)
+-- Start deadlines. A job with one ('x') is in the deadlines zset exactly while it is ready or
+-- scheduled. Every caller reads 'x' with the fields it reads anyway and calls these only when it
+-- is there, so a job without a deadline costs no command more anywhere.
+-- DEADLINES_FLAG, in the has-scheduled set: the deadlines zset may hold jobs. Set (once per
+-- script) whenever a job goes in; cleared by a claim that finds the zset empty (expire_flagged).
+-- Queue names have no '+'.
+local DEADLINES_FLAG = '+deadlines'
+local function flag_deadlines()
+  if not flagged_deadlines then
+    flagged_deadlines = true
+    redis.call('SADD', K_HAS_SCHEDULED, DEADLINES_FLAG)
+  end
+end
+local function track_deadline(id, expires_at)
+  redis.call('ZADD', K_DEADLINES, expires_at, id)
+  flag_deadlines()
+end
+local function untrack_deadline(id)
+  redis.call('ZREM', K_DEADLINES, id)
+end
+
+-- The last error of a job not started by its start deadline: kernel/jobs.ts EXPIRED_ERROR as JSON
+-- (tests/store/redis-deadlines.test.ts holds them equal).
+local EXPIRED_ERROR = '{"kind":"expired","message":"its start deadline (expiresAt) passed before it could start"}'
+
+-- Ends a job that was not started by its deadline as dead, attempts unchanged, once it is out of
+-- ready or scheduled (and of the deadlines zset): counted in its queue's expired set for stats.
+local function end_expired(key, id, queue)
+  redis.call('HSET', key, 's', 'dead', 'e', EXPIRED_ERROR, 'f', NOW, 'u', NOW)
+  redis.call('ZADD', P_DEAD .. queue, NOW, id)
+  redis.call('SADD', P_EXPIRED .. queue, id)
+end
+
+-- Ends up to `limit` jobs, of any queue (paused ones too), whose start deadline is now or past,
+-- earliest deadline first; returns their ids. One range read of the deadlines zset when none is
+-- due (an absent key: a store without deadlines). A queue whose ready or scheduled zset it empties
+-- loses its flag, as a cancel's does. More than `limit` are left to the next call; a claim never
+-- leases one of them meanwhile (claim-core.lua checks each job it leases).
+local function expire_jobs(limit)
+  local ids = redis.call('ZRANGEBYSCORE', K_DEADLINES, '-inf', NOW, 'LIMIT', 0, limit)
+  if #ids == 0 then return ids end
+  local ended, emptied_ready, emptied_scheduled = {}, {}, {}
+  for _, id in ipairs(ids) do
+    local key = P_JOB .. id
+    local job = redis.call('HMGET', key, 's', 'q', 'n', 'ra')
+    local state, queue = job[1], job[2]
+    if not queue then
+      forget_job(id)
+    elseif state == 'ready' or state == 'scheduled' then
+      if state == 'ready' then
+        remove_ready(queue, job[3], ready_member(job[4], id))
+        emptied_ready[queue] = true
+      else
+        redis.call('ZREM', P_SCHEDULED .. queue, id)
+        emptied_scheduled[queue] = true
+      end
+      end_expired(key, id, queue)
+      ended[#ended + 1] = id
+    end
+  end
+  for first = 1, #ids, UNPACK_MAX do
+    redis.call('ZREM', K_DEADLINES, unpack(ids, first, math.min(first + UNPACK_MAX - 1, #ids)))
+  end
+  for queue in pairs(emptied_ready) do
+    if redis.call('ZCARD', P_READY .. queue) == 0 then redis.call('SREM', K_HAS_READY, queue) end
+  end
+  for queue in pairs(emptied_scheduled) do
+    if redis.call('ZCARD', P_SCHEDULED .. queue) == 0 then redis.call('SREM', K_HAS_SCHEDULED, queue) end
+  end
+  return ended
+end
+
+-- A claim's sweep, when its lookup found DEADLINES_FLAG: one ZRANGE of the earliest deadline, and
+-- expire_jobs only when it has passed. A zset found empty (its jobs leased, cancelled or ended
+-- since) loses the flag. Under an eviction policy the flag may be gone while the zset is not: the
+-- claims then end nothing, but still lease no job past its deadline (claim-core.lua), and the
+-- recoverer's sweep (recover-expired.lua), which reads the zset itself, ends them.
+local function expire_flagged(limit)
+  local first = redis.call('ZRANGE', K_DEADLINES, 0, 0, 'WITHSCORES')
+  if first[2] == nil then
+    redis.call('SREM', K_HAS_SCHEDULED, DEADLINES_FLAG)
+  elseif tonumber(first[2]) <= NOW then
+    expire_jobs(limit)
+  end
+end
+
+-- Puts a job back in line as ready (run_at <= NOW) or scheduled, by its hash fields; `expires_at`,
+-- its 'x' (nil for none): a job back in line may still end by its start deadline, as one that
+-- never started does (the SQL stores' deadline index holds every ready or scheduled job with one).
+local function put_back(key, id, queue, name, priority, run_at, expires_at)
+  if expires_at then track_deadline(id, expires_at) end
   if run_at <= NOW then
     redis.call('HSET', key, 's', 'ready')
     add_ready(queue, name, priority, run_at, id)

@@ -8,8 +8,12 @@
 -- It returns { 1 (ok) | 0 (lease lost), ... } in input order, and the index of the next ARGV. A
 --   job whose hash is gone (evicted) is lease lost too, and leaves the active zset and the jobs
 --   index (prelude.lua).
--- The wake-ups for jobs put back in line ('r<queue>' / 's<runAt> <queue>') are published by the
---   script's publish_wakes() (prelude.lua).
+-- A job put back in line (retry, snoozed) with a start deadline ('x') is in the deadlines zset
+--   again (put_back, prelude.lua): as in the SQL stores, it ends as expired if its deadline passes
+--   before it is claimed again.
+-- The wake-ups for jobs put back in line ('r<queue>' / 's<runAt> <queue>'), and for the queues
+--   with a concurrency limit that a settled job makes room in ('r<queue>': untrack_lease), are
+--   published by the script's publish_wakes() (prelude.lua).
 local function settle_items(i)
   local count = tonumber(ARGV[i])
   local results = {}
@@ -18,7 +22,7 @@ local function settle_items(i)
     local kind, id, token, run_at, data = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
     i = i + 5
     local key = P_JOB .. id
-    local job = redis.call('HMGET', key, 's', 'lt', 'q', 'pr', 'n')
+    local job = redis.call('HMGET', key, 's', 'lt', 'q', 'pr', 'n', 'lq', 'x')
     if not job[3] then
       redis.call('ZREM', K_ACTIVE, id)
       forget_job(id)
@@ -28,6 +32,7 @@ local function settle_items(i)
     else
       local queue = job[3]
       redis.call('ZREM', K_ACTIVE, id)
+      if job[6] then untrack_lease(key, queue, id) end
       if kind == 'completed' then
         -- The lease's fields and any earlier attempt's result go in one HDEL: one call less per job.
         if data ~= '' then
@@ -51,7 +56,7 @@ local function settle_items(i)
         else
           redis.call('HINCRBY', key, 'a', -1)
         end
-        put_back(key, id, queue, job[5], job[4], at)
+        put_back(key, id, queue, job[5], job[4], at, job[7])
       end
       results[n] = 1
     end

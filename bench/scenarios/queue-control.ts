@@ -1,0 +1,156 @@
+import type { Client } from '../../src/client/client.js'
+import type { ControlParams, Store } from '../../src/store/store.js'
+import { queuesShape, timeClaims, type ClaimShape } from '../lib/claims.js'
+import { enqueueNoops, timeNoopWorker } from '../lib/noop-jobs.js'
+import { withBenchSchema } from '../lib/postgres.js'
+import { openRedisBench, REDIS_BENCH_SETUP, withBenchRedis } from '../lib/redis.js'
+import { percentile } from '../lib/stats.js'
+import { openBenchStore } from '../lib/store.js'
+import { withTempDir } from '../lib/temp.js'
+import type { BenchStoreKind, Figure, ScenarioDef } from '../lib/types.js'
+
+const QUEUE = 'default'
+const fmt = (n: number): string => n.toLocaleString('en-US')
+
+/** A store and a producer on it, both open for the measurement. */
+interface Opened {
+  store: Store
+  client: Client
+}
+
+/** Runs body on a fresh, empty store of one kind (a file, schema or namespace of its own), closed after. */
+type Fresh = <T>(body: (opened: Opened) => Promise<T>) => Promise<T>
+
+/** Runs fn with the means to get fresh stores of one kind. */
+type WithStores = <T>(fn: (fresh: Fresh) => Promise<T>) => Promise<T>
+
+/** Runs body on what `open` opened, and closes it whatever happens. */
+async function closing<T, O extends Opened & { close(): Promise<void> }>(
+  open: Promise<O>,
+  body: (opened: Opened) => Promise<T>,
+): Promise<T> {
+  const opened = await open
+  try {
+    return await body(opened)
+  } finally {
+    await opened.close()
+  }
+}
+
+const STORES: Record<BenchStoreKind, WithStores> = {
+  sqlite: (fn) =>
+    withTempDir('queue-control', (dir) => {
+      let n = 0
+      return fn((body) => closing(openBenchStore(dir, 'full', `bench-${++n}.db`), body))
+    }),
+  postgres: (fn) =>
+    fn((body) =>
+      withBenchSchema(async (bench) => body({ store: await bench.open(), client: await bench.client() })),
+    ),
+  redis: (fn) =>
+    withBenchRedis('queue-control', (server) => {
+      let n = 0
+      return fn((body) => closing(openRedisBench(server, `queue-control-${++n}`), body))
+    }),
+}
+
+/** The queue settings each row measures under; none is binding except where the label says so. */
+interface Setting {
+  tag: string
+  text: string
+  control: ControlParams[]
+}
+
+const NONE: Setting = { tag: 'none', text: 'no queue settings', control: [] }
+const LIMITED: Setting = {
+  tag: 'limit',
+  text: 'a concurrency limit of 1,000,000 on the queue (counted, never reached)',
+  control: [{ limit: { queue: QUEUE, concurrency: 1_000_000 } }],
+}
+const PAUSED_AHEAD: Setting = {
+  tag: 'paused_ahead',
+  text: 'a paused queue ahead of it in the claim',
+  control: [{ pause: { queue: 'bench-empty-1' } }],
+}
+
+/**
+ * What queue control costs the claim and a worker. Claim latency: claims of 1 job from a queue of
+ * `size` ready jobs, p50 over `size / 10` claims (the claimed jobs stay active, so a limited
+ * queue's claims count up to that many live leases), with no settings, with a limit that is never
+ * reached, and with a paused queue ahead of it in the claim's list. Worker: `size` no-op jobs
+ * through one in-process Worker at concurrency 10, with no settings, and with the queue limited
+ * to 5 (the limit, not the worker, decides how many run). A fresh store for each row.
+ */
+function queueControl(kind: BenchStoreKind): (size: number) => Promise<Figure[]> {
+  return (size) =>
+    STORES[kind](async (fresh) => {
+      const figures: Figure[] = []
+      const claims = Math.max(20, Math.round(size / 10))
+      for (const setting of [NONE, LIMITED, PAUSED_AHEAD]) {
+        const shape: ClaimShape =
+          setting === PAUSED_AHEAD
+            ? { ...queuesShape(2, QUEUE), tag: 'paused_ahead' }
+            : { tag: setting.tag, text: '', queues: [QUEUE], limit: 1 }
+        const latencies = await prepared(fresh, setting, size, (store) => timeClaims(store, shape, claims))
+        figures.push({
+          key: `claim.${setting.tag}.p50_ms`,
+          label: `claim of 1 from ${fmt(size)} ready, ${setting.text}: p50`,
+          value: percentile(latencies, 50),
+          unit: 'ms',
+        })
+      }
+      const workerRows: [Setting, string][] = [
+        [NONE, 'no queue settings'],
+        [
+          { tag: 'limit5', text: '', control: [{ limit: { queue: QUEUE, concurrency: 5 } }] },
+          'queue limited to 5',
+        ],
+      ]
+      for (const [setting, text] of workerRows) {
+        const seconds = await prepared(fresh, setting, size, (store) =>
+          timeNoopWorker(store, size, { concurrency: 10 }),
+        )
+        figures.push({
+          key: `worker.${setting.tag}.jobs_per_s`,
+          label: `${fmt(size)} no-op jobs, concurrency 10, ${text}`,
+          value: size / seconds,
+          unit: '/s',
+        })
+      }
+      return figures
+    })
+}
+
+/** A fresh store with `size` ready no-op jobs and the setting's control calls made, for fn. */
+function prepared<T>(
+  fresh: Fresh,
+  setting: Setting,
+  size: number,
+  fn: (store: Store) => Promise<T>,
+): Promise<T> {
+  return fresh(async ({ store, client }) => {
+    await enqueueNoops(client, size)
+    for (const params of setting.control) await store.control(params)
+    return fn(store)
+  })
+}
+
+function scenario(kind: BenchStoreKind, name: string, where: string): ScenarioDef {
+  return {
+    name,
+    store: kind,
+    summary: `${where}: claim p50 and no-op jobs at concurrency 10, without queue settings, with a concurrency limit, behind a paused queue`,
+    fullSize: 10_000,
+    quickSize: 300,
+    run: queueControl(kind),
+    targets: {},
+  }
+}
+
+export const queueControlScenario = scenario('sqlite', 'queue-control', 'SQLite (durability full)')
+export const postgresQueueControlScenario = scenario('postgres', 'postgres-queue-control', 'PostgreSQL')
+export const redisQueueControlScenario = scenario(
+  'redis',
+  'redis-queue-control',
+  `Redis (${REDIS_BENCH_SETUP})`,
+)

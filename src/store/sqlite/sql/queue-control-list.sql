@@ -1,0 +1,5 @@
+-- queue control: every queue's settings, read by each claim (claim-rows.ts) and by control().
+-- Params: none
+-- Returns: the rows of ferry_queues (store/kernel/queue-control.ts QueueControlRow), by queue.
+-- Uses: the table's primary key; it holds only queues with a setting, so it is small.
+SELECT queue, paused_at, paused_by, pause_reason, concurrency FROM ferry_queues ORDER BY queue
