@@ -78,6 +78,10 @@ function enqueueArgs(queue: string, uniqueKeys: (string | null)[]): unknown[] {
     fill(25),
     fill(null),
     uniqueKeys,
+    // No job of the batch has a group or a start deadline: those columns go as NULL, as the store sends them.
+    null,
+    null,
+    null,
     null,
     'plans',
   ]

@@ -39,6 +39,9 @@ describe('normalizeJob', () => {
       maxAttempts: DEFAULT_MAX_ATTEMPTS,
       timeoutMs: null,
       uniqueKey: null,
+      group: null,
+      expiresAt: null,
+      expiresInMs: null,
     })
   })
 
@@ -50,7 +53,13 @@ describe('normalizeJob', () => {
       maxAttempts: 3,
       timeoutMs: 30_000,
       uniqueKey: 'welcome:42',
+      group: 'tenant 42',
+      expiresInMs: 60_000.5,
     })
+    assert.equal(job.group, 'tenant 42')
+    assert.equal(job.expiresInMs, 60_001, 'rounded up to whole milliseconds')
+    assert.equal(job.expiresAt, null)
+    assert.equal(withOptions({ expiresAt: new Date(2e12) }).expiresAt, 2e12)
     assert.equal(job.queue, 'mail:high')
     assert.equal(job.priority, -7)
     assert.equal(job.delayMs, 1500)
@@ -69,7 +78,11 @@ describe('normalizeJob', () => {
       maxAttempts: null,
       timeoutMs: null,
       uniqueKey: null,
+      group: null,
+      expiresInMs: null,
+      expiresAt: null,
     })
+    assert.deepEqual([job.group, job.expiresInMs, job.expiresAt], [null, null, null])
     assert.equal(job.queue, 'default')
     assert.equal(job.priority, 0)
     assert.equal(job.delayMs, 0)
