@@ -49,13 +49,7 @@ import { purgeInChunks } from '../kernel/purge.js'
 import { checkSettlements } from '../kernel/settlements.js'
 import { preparedOrClosed, usedThenClosed } from '../kernel/lifecycle.js'
 import { foldStats, type StatsCount } from '../kernel/stats.js'
-import {
-  changedQueue,
-  changeFreesWork,
-  queueRowAfter,
-  toQueueControls,
-  type QueueControlRow,
-} from '../kernel/queue-control.js'
+import { changedQueue, changeFreesWork } from '../kernel/queue-control.js'
 import {
   binaryEnqueueArrays,
   enqueueArrays,
@@ -69,6 +63,7 @@ import {
   settlementArrays,
   settleResults,
 } from './postgres-encoding.js'
+import { applyControl } from './postgres-control.js'
 import { PostgresSchema, quoteIdent } from './postgres-migrations.js'
 import { PostgresPool, type SqlName } from './postgres-pool.js'
 import { PostgresWaiting } from './postgres-waiting.js'
@@ -497,55 +492,12 @@ export class PostgresStore implements Store {
   async control(params: ControlParams = {}): Promise<ControlRecord> {
     this.assertOpen('control')
     checkControlParams(params)
-    const { requestStop = false, now } = params
+    const record = await applyControl(this.db, this.texts, params)
+    // This process's waiters at once; those of others by the NOTIFY of the change's commit.
     const queue = changedQueue(params)
-    // Each statement answers with the record as it left it: no second read.
-    let rows = queue === null ? null : await this.changeQueue(params, queue)
-    if (requestStop) {
-      rows = await this.db.query<ControlRow>(this.texts['control-request-stop'], [now ?? null])
-    }
-    rows ??= await this.db.query<ControlRow>(this.texts.control, [], 'control')
-    const record = toControlRecord(rows)
-    this.waiting.stopRequestedAt(record.stopRequestedAt, { wake: requestStop })
+    if (queue !== null && changeFreesWork(params)) this.waiting.enqueued([queue])
+    this.waiting.stopRequestedAt(record.stopRequestedAt, { wake: params.requestStop === true })
     return record
-  }
-
-  /**
-   * A queue change, in a transaction of two statements: the queue's row locked (made if it has
-   * none), then written as the kernel works it out, so concurrent changes of one queue each see
-   * the one before. A change that may free work wakes the queue's waiters, in every process by the
-   * NOTIFY of its commit, and in this one at once, as an enqueue does.
-   */
-  private async changeQueue(params: ControlParams, queue: string): Promise<ControlRow[]> {
-    const rows = await this.db.withClient(async (client) => {
-      try {
-        // Claims of a limited queue wait for its row: a caller that stalls mid-transaction (a
-        // frozen process) must not hold them up for longer than this.
-        await client.query("BEGIN; SET LOCAL idle_in_transaction_session_timeout = '5s'")
-        const { rows: locked } = await client.query<QueueControlRow & { server_now: string }>(
-          this.texts['control-queue-lock'],
-          [queue],
-        )
-        const { server_now: serverNow, ...current } = locked[0]!
-        const after = queueRowAfter(params, queue, current, params.now ?? Number(serverNow))
-        const { rows: record } = await client.query<ControlRow>(this.texts['control-queue-write'], [
-          queue,
-          after !== null,
-          after?.paused_at ?? null,
-          after?.paused_by ?? null,
-          after?.pause_reason ?? null,
-          after?.concurrency ?? null,
-          changeFreesWork(params),
-        ])
-        await client.query('COMMIT')
-        return record
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {})
-        throw error
-      }
-    })
-    if (changeFreesWork(params)) this.waiting.enqueued([queue])
-    return rows
   }
 
   // ── internals ──────────────────────────────────────────────────────────────────────────────
@@ -564,17 +516,6 @@ export class PostgresStore implements Store {
 
   private assertOpen(operation: string): void {
     assertOpen(this.db.closed, operation)
-  }
-}
-
-/** A row of the control statements (sql/control*.sql): a queue with a setting, or none (queue NULL). */
-type ControlRow = { at: string | null } & (QueueControlRow | { [K in keyof QueueControlRow]: null })
-
-function toControlRecord(rows: readonly ControlRow[]): ControlRecord {
-  const at = rows[0]?.at ?? null
-  return {
-    stopRequestedAt: at === null ? null : Number(at),
-    queues: toQueueControls(rows.filter((row): row is ControlRow & QueueControlRow => row.queue !== null)),
   }
 }
 
