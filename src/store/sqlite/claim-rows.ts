@@ -64,7 +64,7 @@ export function expireJobs(connection: SqliteConnection, at: number, limit: numb
 }
 
 /** The queues with a setting, by name; null when none has one (the usual case, read as one empty scan). */
-export function queueControls(connection: SqliteConnection): Map<string, QueueControlRow> | null {
+function queueControls(connection: SqliteConnection): Map<string, QueueControlRow> | null {
   const rows = connection.statement('queue-control-list').all() as QueueControlRow[]
   return rows.length === 0 ? null : new Map(rows.map((row) => [row.queue, row]))
 }

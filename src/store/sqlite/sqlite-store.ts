@@ -441,9 +441,11 @@ export class SqliteStore implements Store {
         if (queue !== null) this.changeQueue(params, queue, at)
       })
     }
+    // A pause frees no work: nobody needs waking for it.
+    const freesWork = queue !== null && changeFreesWork(params)
     if (requestStop) this.hub.broadcast('notified')
-    else if (queue !== null && changeFreesWork(params)) this.hub.notify([queue])
-    if (requestStop || queue !== null) this.fileWatch.ring()
+    else if (freesWork) this.hub.notify([queue])
+    if (requestStop || freesWork) this.fileWatch.ring()
     const { at, rows } = this.connection.read(() => ({
       at: this.connection.statement('control').pluck().get() as number | undefined,
       rows: this.connection.statement('queue-control-list').all() as QueueControlRow[],
