@@ -12,6 +12,16 @@ export type StatsCount = {
   count: number
 }
 
+/**
+ * What a counted row is of, by its kind (a state's count, a count within the recent window, the
+ * expired jobs) and its state: the SQL stores' stats rows name them so.
+ */
+export function statsCountOf(kind: 'count' | 'recent' | 'expired', state: JobState): StatsCount['of'] {
+  if (kind === 'count') return state
+  if (kind === 'expired') return 'expired'
+  return state === 'completed' ? 'recentCompleted' : 'recentDead'
+}
+
 export function foldStats(counts: Iterable<StatsCount>, recentWindowMs: number): QueueStats[] {
   const byQueue = new Map<string, QueueStats>()
   for (const { queue, of, count } of counts) {

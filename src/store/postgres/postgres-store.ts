@@ -48,7 +48,7 @@ import { newLeaseTokenBase } from '../kernel/lease-tokens.js'
 import { purgeInChunks } from '../kernel/purge.js'
 import { checkSettlements } from '../kernel/settlements.js'
 import { preparedOrClosed, usedThenClosed } from '../kernel/lifecycle.js'
-import { foldStats, type StatsCount } from '../kernel/stats.js'
+import { foldStats, statsCountOf } from '../kernel/stats.js'
 import { changedQueue, changeFreesWork } from '../kernel/queue-control.js'
 import {
   binaryEnqueueArrays,
@@ -517,13 +517,6 @@ export class PostgresStore implements Store {
   private assertOpen(operation: string): void {
     assertOpen(this.db.closed, operation)
   }
-}
-
-/** What a row of sql/stats.sql counts, by its kind and state. */
-function statsCountOf(kind: 'count' | 'recent' | 'expired', state: JobState): StatsCount['of'] {
-  if (kind === 'count') return state
-  if (kind === 'expired') return 'expired'
-  return state === 'completed' ? 'recentCompleted' : 'recentDead'
 }
 
 function isQueryable(tx: unknown): tx is PostgresQueryable {

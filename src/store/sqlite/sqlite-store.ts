@@ -49,7 +49,7 @@ import { jobIdCheck } from '../kernel/job-ids.js'
 import { preparedOrClosed, usedThenClosed } from '../kernel/lifecycle.js'
 import { purgeInChunks } from '../kernel/purge.js'
 import { checkSettlements } from '../kernel/settlements.js'
-import { foldStats } from '../kernel/stats.js'
+import { foldStats, statsCountOf } from '../kernel/stats.js'
 import { claimRows, expireJobs } from './claim-rows.js'
 import {
   changedQueue,
@@ -361,13 +361,9 @@ export class SqliteStore implements Store {
     ])
     return foldStats(
       [
-        ...rows.map(({ queue, state, count }) => ({ queue, of: state, count })),
-        ...expired.map(({ queue, count }) => ({ queue, of: 'expired' as const, count })),
-        ...recent.map(({ queue, state, count }) => ({
-          queue,
-          of: state === 'completed' ? ('recentCompleted' as const) : ('recentDead' as const),
-          count,
-        })),
+        ...rows.map(({ queue, state, count }) => ({ queue, of: statsCountOf('count', state), count })),
+        ...expired.map(({ queue, count }) => ({ queue, of: statsCountOf('expired', 'dead'), count })),
+        ...recent.map(({ queue, state, count }) => ({ queue, of: statsCountOf('recent', state), count })),
       ],
       recentWindowMs,
     )
