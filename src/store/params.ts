@@ -13,6 +13,7 @@ import type {
   ListJobsParams,
   QueueLimits,
   QueuePause,
+  RateLimit,
   PurgeParams,
   RetryParams,
   StatsParams,
@@ -53,7 +54,7 @@ const CONTROL_KEYS = optionKeys<ControlParams>({
   now: true,
 })
 const PAUSE_KEYS = optionKeys<QueuePause>({ queue: true, reason: true, by: true })
-const LIMIT_KEYS = ['queue', 'clear', 'concurrency'] as const satisfies readonly (
+const LIMIT_KEYS = ['queue', 'clear', 'concurrency', 'rate', 'groupConcurrency', 'groupRate'] as const satisfies readonly (
   keyof QueueLimits | 'queue' | 'clear'
 )[]
 /** A pause's reason and author: text for people, bounded so a control record stays small. */
@@ -61,6 +62,8 @@ export const PAUSE_REASON_MAX = 1000
 export const PAUSE_BY_MAX = 200
 /** The largest limit a queue may have: beyond it, no limit is the honest setting. */
 export const QUEUE_LIMIT_MAX = 1_000_000
+/** The longest rate window: a day. Longer budgets are quotas, kept better by the application. */
+export const RATE_WINDOW_MAX_MS = 86_400_000
 
 /**
  * A claim's or a wait's `names` filter: absent (every name), or a non-empty list of job names
@@ -174,12 +177,31 @@ export function checkControlParams(params: ControlParams): void {
       throw new ValidationError('invalid_option', `limit.${given[0]!}`, 'cannot be set together with clear')
     }
     if (limit.clear !== true && given.length === 0) {
-      throw new ValidationError('invalid_option', 'limit', 'must set a limit (concurrency) or clear them')
+      throw new ValidationError(
+        'invalid_option',
+        'limit',
+        'must set a limit (concurrency, rate, groupConcurrency, groupRate) or clear them',
+      )
     }
-    if (limit.clear !== true && limit.concurrency !== null && limit.concurrency !== undefined) {
-      assertInteger(limit.concurrency, 'limit.concurrency', { min: 1, max: QUEUE_LIMIT_MAX })
+    if (limit.clear !== true) {
+      for (const key of ['concurrency', 'groupConcurrency'] as const) {
+        const value = limit[key]
+        if (value !== null && value !== undefined) {
+          assertInteger(value, `limit.${key}`, { min: 1, max: QUEUE_LIMIT_MAX })
+        }
+      }
+      for (const key of ['rate', 'groupRate'] as const) {
+        const value = limit[key]
+        if (value !== null && value !== undefined) checkRate(value, `limit.${key}`)
+      }
     }
   }
+}
+
+function checkRate(rate: RateLimit, field: string): void {
+  assertKnownKeys(rate, ['limit', 'perMs'], field)
+  assertInteger(rate.limit, `${field}.limit`, { min: 1, max: QUEUE_LIMIT_MAX })
+  assertInteger(rate.perMs, `${field}.perMs`, { min: 1, max: RATE_WINDOW_MAX_MS })
 }
 
 /** Optional text of at most `max` characters. */

@@ -345,6 +345,25 @@ export interface QueueLimits {
    * holding a live lease (one that ran out no longer counts), not jobs started.
    */
   concurrency: number | null
+  /** At most `limit` of the queue's jobs start in any `perMs` window (a sliding window of starts). */
+  rate: RateLimit | null
+  /**
+   * At most this many active jobs (live leases) of each group (NewJob.group) of the queue; jobs
+   * without a group are held only by the queue's own limits.
+   */
+  groupConcurrency: number | null
+  /** At most `limit` starts of each group of the queue in any `perMs` window. */
+  groupRate: RateLimit | null
+}
+
+/**
+ * A sliding window of starts: a job claimed at s counts against the limit while now - s < perMs,
+ * so no window of perMs ever holds more than `limit` starts. A start is a claim (a delivery to a
+ * waiter too), whatever becomes of the job.
+ */
+export interface RateLimit {
+  limit: number
+  perMs: number
 }
 
 export type QueueLimitChange = { queue: string } & (

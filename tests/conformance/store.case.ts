@@ -20,6 +20,7 @@ import { enqueueCases } from './store/enqueue.js'
 import { LEASE_MS, type ConformanceCases } from './store/kit.js'
 import { lifecycleCases } from './store/lifecycle.js'
 import { queueControlCases } from './store/queue-control.js'
+import { queueLimitsCases } from './store/queue-limits.js'
 import { recoverCases } from './store/recover.js'
 import { renewCases } from './store/renew.js'
 import { settleCases } from './store/settle.js'
@@ -47,6 +48,7 @@ const AREAS: readonly ((cases: ConformanceCases) => void)[] = [
   recoverCases,
   waitCases,
   queueControlCases,
+  queueLimitsCases,
   adminCases,
   lifecycleCases,
 ]

@@ -4,7 +4,7 @@
  * back as a QueueControl. The stores keep the rows (a table, or a hash per queue) and enforce them
  * inside their claims; the arithmetic of a change is written once, here.
  */
-import type { ControlParams, QueueControl } from '../store.js'
+import type { ControlParams, QueueControl, RateLimit } from '../store.js'
 
 /** A queue's settings as a store keeps them: snake_case columns, numbers possibly as text. */
 export interface QueueControlRow {
@@ -13,7 +13,22 @@ export interface QueueControlRow {
   paused_by: string | null
   pause_reason: string | null
   concurrency: number | string | null
+  rate_limit: number | string | null
+  rate_per_ms: number | string | null
+  group_concurrency: number | string | null
+  group_rate_limit: number | string | null
+  group_rate_per_ms: number | string | null
 }
+
+/** The limit columns of a row: what `limit` changes, and what `clear` empties. */
+const LIMIT_COLUMNS = [
+  'concurrency',
+  'rate_limit',
+  'rate_per_ms',
+  'group_concurrency',
+  'group_rate_limit',
+  'group_rate_per_ms',
+] as const satisfies readonly (keyof QueueControlRow)[]
 
 /** The queue a control call changes, or null when it changes none. */
 export function changedQueue({ pause, resume, limit }: ControlParams): string | null {
@@ -45,6 +60,11 @@ export function queueRowAfter(
     paused_by: null,
     pause_reason: null,
     concurrency: null,
+    rate_limit: null,
+    rate_per_ms: null,
+    group_concurrency: null,
+    group_rate_limit: null,
+    group_rate_per_ms: null,
   }
   const next: QueueControlRow = { ...row }
   if (pause !== undefined) {
@@ -58,10 +78,23 @@ export function queueRowAfter(
     next.pause_reason = null
   }
   if (limit !== undefined) {
-    if (limit.clear === true) next.concurrency = null
-    else if (limit.concurrency !== undefined) next.concurrency = limit.concurrency
+    if (limit.clear === true) {
+      for (const column of LIMIT_COLUMNS) next[column] = null
+    } else {
+      if (limit.concurrency !== undefined) next.concurrency = limit.concurrency
+      if (limit.groupConcurrency !== undefined) next.group_concurrency = limit.groupConcurrency
+      if (limit.rate !== undefined) {
+        next.rate_limit = limit.rate?.limit ?? null
+        next.rate_per_ms = limit.rate?.perMs ?? null
+      }
+      if (limit.groupRate !== undefined) {
+        next.group_rate_limit = limit.groupRate?.limit ?? null
+        next.group_rate_per_ms = limit.groupRate?.perMs ?? null
+      }
+    }
   }
-  return next.paused_at === null && next.concurrency === null ? null : next
+  const unset = next.paused_at === null && LIMIT_COLUMNS.every((column) => next[column] === null)
+  return unset ? null : next
 }
 
 export function toQueueControl(row: QueueControlRow): QueueControl {
@@ -71,8 +104,55 @@ export function toQueueControl(row: QueueControlRow): QueueControl {
       row.paused_at === null
         ? null
         : { at: Number(row.paused_at), by: row.paused_by, reason: row.pause_reason },
-    limits: { concurrency: row.concurrency === null ? null : Number(row.concurrency) },
+    limits: {
+      concurrency: numberOrNull(row.concurrency),
+      rate: rateOf(row.rate_limit, row.rate_per_ms),
+      groupConcurrency: numberOrNull(row.group_concurrency),
+      groupRate: rateOf(row.group_rate_limit, row.group_rate_per_ms),
+    },
   }
+}
+
+function numberOrNull(value: number | string | null): number | null {
+  return value === null ? null : Number(value)
+}
+
+function rateOf(limit: number | string | null, perMs: number | string | null): RateLimit | null {
+  return limit === null || perMs === null ? null : { limit: Number(limit), perMs: Number(perMs) }
+}
+
+/** A queue's limits as a claim reads them from its row, numbers as numbers. */
+export interface ClaimLimits {
+  paused: boolean
+  concurrency: number | null
+  rate: RateLimit | null
+  groupConcurrency: number | null
+  groupRate: RateLimit | null
+}
+
+export function claimLimitsOf(row: QueueControlRow): ClaimLimits {
+  const { limits } = toQueueControl(row)
+  return { paused: row.paused_at !== null, ...limits }
+}
+
+/**
+ * How many more starts a sliding window allows at `now`, given the starts it holds (any order).
+ * A start at s counts while now - s < perMs.
+ */
+export function startsAllowed(rate: RateLimit, starts: readonly number[], now: number): number {
+  let counted = 0
+  for (const at of starts) if (now - at < rate.perMs) counted++
+  return Math.max(rate.limit - counted, 0)
+}
+
+/**
+ * When a window at its limit next allows a start: when the limit-th newest of its counted starts
+ * leaves it (`newestFirst`: the counted starts, newest first). Null when it allows one now.
+ */
+export function windowOpensAt(rate: RateLimit, newestFirst: readonly number[], now: number): number | null {
+  const counted = newestFirst.filter((at) => now - at < rate.perMs)
+  if (counted.length < rate.limit) return null
+  return counted[rate.limit - 1]! + rate.perMs
 }
 
 /** The rows as the record lists them: by queue name. */

@@ -209,6 +209,11 @@ export function toControlRecord([stop, flat]: [string | null, (string | null)[]]
       paused_by: pausedBy ?? null,
       pause_reason: pauseReason ?? null,
       concurrency: concurrency ?? null,
+      rate_limit: null,
+      rate_per_ms: null,
+      group_concurrency: null,
+      group_rate_limit: null,
+      group_rate_per_ms: null,
     })
   }
   return { stopRequestedAt: stop === null ? null : Number(stop), queues: toQueueControls(rows) }

@@ -29,7 +29,7 @@ async function settingsOf(store: Store, queue: string): Promise<QueueControl | u
   return (await store.control()).queues.find((entry) => entry.queue === queue)
 }
 
-const NO_LIMITS = { concurrency: null }
+const NO_LIMITS = { concurrency: null, rate: null, groupConcurrency: null, groupRate: null }
 
 export function queueControlCases({ test, deliveryTest }: ConformanceCases): void {
   describe('queue control: pause and resume', () => {
