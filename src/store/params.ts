@@ -54,9 +54,14 @@ const CONTROL_KEYS = optionKeys<ControlParams>({
   now: true,
 })
 const PAUSE_KEYS = optionKeys<QueuePause>({ queue: true, reason: true, by: true })
-const LIMIT_KEYS = ['queue', 'clear', 'concurrency', 'rate', 'groupConcurrency', 'groupRate'] as const satisfies readonly (
-  keyof QueueLimits | 'queue' | 'clear'
-)[]
+const LIMIT_KEYS = [
+  'queue',
+  'clear',
+  'concurrency',
+  'rate',
+  'groupConcurrency',
+  'groupRate',
+] as const satisfies readonly (keyof QueueLimits | 'queue' | 'clear')[]
 /** A pause's reason and author: text for people, bounded so a control record stays small. */
 export const PAUSE_REASON_MAX = 1000
 export const PAUSE_BY_MAX = 200

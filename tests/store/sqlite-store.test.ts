@@ -169,9 +169,11 @@ test('a file of schema version 4 migrates with every job kept as it was, ids giv
       .all(),
     [
       'ferry_jobs_active',
+      'ferry_jobs_active_grouped',
       'ferry_jobs_deadline',
       'ferry_jobs_finished',
       'ferry_jobs_ready_by_name',
+      'ferry_jobs_ready_grouped',
       'ferry_jobs_scheduled',
       'ferry_jobs_unique_key',
     ],

@@ -136,23 +136,19 @@ export function claimLimitsOf(row: QueueControlRow): ClaimLimits {
 }
 
 /**
- * How many more starts a sliding window allows at `now`, given the starts it holds (any order).
- * A start at s counts while now - s < perMs.
+ * What a sliding window of starts allows now, from the starts it counts (those after now - perMs),
+ * newest first, at most `rate.limit` of them: how many more may start, and when a full window next
+ * lets one (when the limit-th newest start leaves it), else null.
  */
-export function startsAllowed(rate: RateLimit, starts: readonly number[], now: number): number {
-  let counted = 0
-  for (const at of starts) if (now - at < rate.perMs) counted++
-  return Math.max(rate.limit - counted, 0)
-}
-
-/**
- * When a window at its limit next allows a start: when the limit-th newest of its counted starts
- * leaves it (`newestFirst`: the counted starts, newest first). Null when it allows one now.
- */
-export function windowOpensAt(rate: RateLimit, newestFirst: readonly number[], now: number): number | null {
-  const counted = newestFirst.filter((at) => now - at < rate.perMs)
-  if (counted.length < rate.limit) return null
-  return counted[rate.limit - 1]! + rate.perMs
+export function windowRoom(
+  rate: RateLimit,
+  countedNewestFirst: readonly number[],
+): { allowed: number; opensAt: number | null } {
+  const full = countedNewestFirst.length >= rate.limit
+  return {
+    allowed: Math.max(rate.limit - countedNewestFirst.length, 0),
+    opensAt: full ? countedNewestFirst[rate.limit - 1]! + rate.perMs : null,
+  }
 }
 
 /** The rows as the record lists them: by queue name. */

@@ -1,17 +1,21 @@
 /**
  * The claim's transaction body, shared by claim() and settle()'s claim: due scheduled jobs become
- * ready, then the next ready ones are read queue by queue, name by name (sql/claim-next-named.sql;
- * a claim without names asks for every name with ready jobs, sql/claim-ready-names.sql), merged,
- * and leased all at once (sql/claim.sql). Queue control is read in the same transaction
- * (sql/queue-control-list.sql): a paused queue gives nothing, a limited one no more than the room its
- * live leases leave, and the rest comes from the next queues. It runs inside a
- * write transaction of the caller's, on every busy worker's step: its statements are prepared once
- * and reused, and its cost is the jobs it takes, not the backlog.
+ * ready, then the next ready ones are read queue by queue and leased all at once (sql/claim.sql).
+ * Queue control is read in the same transaction (sql/queue-control-list.sql): a paused queue gives
+ * nothing, a limited one no more than its room (live leases under its concurrency, starts left
+ * in its rate's window), and the rest comes from the next queues. In a queue, jobs without a group
+ * are read name by name (sql/claim-next-named.sql; a claim without names asks for every name with
+ * ready jobs, sql/claim-ready-names.sql) and merged; when the queue also has grouped jobs, the claim
+ * goes round the groups instead (claim-groups.ts). It runs inside a write transaction of the
+ * caller's, on every busy worker's step: its statements are prepared once and reused, and its cost
+ * is the jobs it takes, not the backlog.
  */
 import type { ClaimParams } from '../store.js'
 import { newLeaseTokenBase } from '../kernel/lease-tokens.js'
 import { EXPIRED_ERROR, type JobRow } from '../kernel/jobs.js'
-import type { QueueControlRow } from '../kernel/queue-control.js'
+import { claimLimitsOf, windowRoom, type ClaimLimits, type QueueControlRow } from '../kernel/queue-control.js'
+import { pickRoundTheGroups, type Picked } from './claim-groups.js'
+import { nextIdsNamed, readyNames } from './claim-ungrouped.js'
 import type { SqliteConnection } from './sqlite-connection.js'
 
 /** The rows leased, in claim order. */
@@ -23,16 +27,17 @@ export function claimRows(
   expireJobs(connection, at, EXPIRE_PER_CLAIM)
   connection.statement('claim-promote-due').run({ now: at })
   const controls = queueControls(connection)
-  const ids: number[] = []
+  const picked: Picked[] = []
+  const counted: [string, ClaimLimits][] = []
   for (const queue of queues) {
-    const remaining = limit - ids.length
-    if (remaining <= 0) break
-    const room = controls === null ? remaining : roomIn(connection, controls.get(queue), remaining, at)
-    if (room <= 0) continue
-    const queueNames = names ?? readyNames(connection, queue)
-    for (const id of nextIdsNamed(connection, queue, queueNames, room)) ids.push(id)
+    const wanted = limit - picked.length
+    if (wanted <= 0) break
+    const limits = controls?.get(queue)
+    if (limits?.rate != null || limits?.groupRate != null) counted.push([queue, limits])
+    for (const pick of pickFromQueue(connection, queue, names, wanted, limits, at)) picked.push(pick)
   }
-  if (ids.length === 0) return []
+  if (picked.length === 0) return []
+  const ids = picked.map((pick) => pick.id)
   const leased = connection.statement('claim').all({
     ids: JSON.stringify(ids),
     token_base: newLeaseTokenBase(),
@@ -40,6 +45,7 @@ export function claimRows(
     worker_id: workerId,
     now: at,
   }) as JobRow<number>[]
+  for (const [queue, limits] of counted) recordStarts(connection, queue, limits, leased, at)
   // RETURNING gives no order: restore the claim order.
   const position = new Map(ids.map((id, i) => [id, i]))
   return leased.sort((a, b) => position.get(a.id)! - position.get(b.id)!)
@@ -64,59 +70,100 @@ export function expireJobs(connection: SqliteConnection, at: number, limit: numb
 }
 
 /** The queues with a setting, by name; null when none has one (the usual case, read as one empty scan). */
-function queueControls(connection: SqliteConnection): Map<string, QueueControlRow> | null {
+function queueControls(connection: SqliteConnection): Map<string, ClaimLimits> | null {
   const rows = connection.statement('queue-control-list').all() as QueueControlRow[]
-  return rows.length === 0 ? null : new Map(rows.map((row) => [row.queue, row]))
-}
-
-/** How many jobs a queue may give this claim, of the `wanted`: none when paused, at most its room. */
-function roomIn(
-  connection: SqliteConnection,
-  control: QueueControlRow | undefined,
-  wanted: number,
-  at: number,
-): number {
-  if (control === undefined) return wanted
-  if (control.paused_at !== null) return 0
-  if (control.concurrency === null) return wanted
-  const live = connection
-    .statement('claim-live-leases')
-    .pluck()
-    .get({ queue: control.queue, now: at }) as number
-  return Math.min(wanted, Number(control.concurrency) - live)
-}
-
-/** The names that have ready jobs in a queue: one index seek each (a skip scan). */
-function readyNames(connection: SqliteConnection, queue: string): string[] {
-  const nextName = connection.statement('claim-ready-names').pluck()
-  const names: string[] = []
-  for (let after = ''; ;) {
-    const name = nextName.get({ queue, after }) as string | undefined
-    if (name === undefined) return names
-    names.push(name)
-    after = name
-  }
+  return rows.length === 0 ? null : new Map(rows.map((row) => [row.queue, claimLimitsOf(row)]))
 }
 
 /**
- * The ids of the next `limit` ready jobs of one queue among these names, in claim order: the
- * first `limit` of each name (one index range each, ferry_jobs_ready_by_name), merged. Jobs of
- * other names cost nothing, however many stand ahead.
+ * The next jobs of one queue, at most `wanted` and no more than its limits leave room for, in
+ * claim order. A rate that holds back a job the queue has ready leaves, on the queue's row, when
+ * its window next lets one start (sql/claim-rate-opens.sql), for the timer of the workers that
+ * then wait.
  */
-function nextIdsNamed(
+function pickFromQueue(
   connection: SqliteConnection,
   queue: string,
-  names: readonly string[],
+  names: readonly string[] | undefined,
+  wanted: number,
+  limits: ClaimLimits | undefined,
+  at: number,
+): Picked[] {
+  if (limits?.paused === true) return []
+  let room = wanted
+  let opensAt: number | null = null
+  if (limits?.concurrency != null) {
+    const live = connection.statement('claim-live-leases').pluck().get({ queue, now: at }) as number
+    room = Math.min(room, limits.concurrency - live)
+  }
+  if (limits?.rate != null) {
+    const window = windowRoom(
+      limits.rate,
+      queueStarts(connection, queue, limits.rate.perMs, limits.rate.limit, at),
+    )
+    room = Math.min(room, window.allowed)
+    opensAt = window.opensAt
+  }
+  let picked: Picked[] = []
+  if (room > 0) {
+    const firstGroup = connection.statement('claim-next-group').pluck().get({ queue, after: '' }) as
+      string | undefined
+    if (firstGroup === undefined) {
+      const ids = nextIdsNamed(connection, queue, names ?? readyNames(connection, queue), room)
+      picked = ids.map((id) => ({ id, group: null }))
+    } else {
+      const round = pickRoundTheGroups(connection, queue, names, room, limits, at)
+      picked = round.picked
+      if (round.opensAt !== null) opensAt = Math.min(opensAt ?? Infinity, round.opensAt)
+    }
+  }
+  // Held back only if the queue had more to give than was taken: a rate with nothing waiting
+  // behind it sets no timer.
+  if (opensAt !== null && picked.length < wanted && hasReadyJob(connection, queue, names, picked.length)) {
+    connection.statement('claim-rate-opens').run({ queue, at: opensAt })
+  }
+  return picked
+}
+
+/** The starts a queue's window counts at `at`, newest first, at most `limit`. */
+function queueStarts(
+  connection: SqliteConnection,
+  queue: string,
+  perMs: number,
   limit: number,
+  at: number,
 ): number[] {
-  const nextOfName = connection.statement('claim-next-named')
-  type Candidate = { id: number; priority: number; run_at: number }
-  const candidates: Candidate[] = []
-  for (const name of names) {
-    for (const row of nextOfName.all({ queue, name, limit }) as Candidate[]) candidates.push(row)
+  return connection
+    .statement('claim-queue-starts')
+    .pluck()
+    .all({ queue, since: at - perMs, limit }) as number[]
+}
+
+/** Whether the queue has a ready job (of these names) beyond the `taken` this claim took. */
+function hasReadyJob(
+  connection: SqliteConnection,
+  queue: string,
+  names: readonly string[] | undefined,
+  taken: number,
+): boolean {
+  if (nextIdsNamed(connection, queue, names ?? readyNames(connection, queue), taken + 1).length > taken)
+    return true
+  return connection.statement('claim-next-group').pluck().get({ queue, after: '' }) !== undefined
+}
+
+/** Each leased job of a rate-limited queue starts now in its windows; starts no window counts are forgotten. */
+function recordStarts(
+  connection: SqliteConnection,
+  queue: string,
+  limits: ClaimLimits,
+  leased: readonly JobRow<number>[],
+  at: number,
+): void {
+  const record = connection.statement('claim-record-start')
+  for (const row of leased) {
+    if (row.queue === queue)
+      record.run({ queue, started_at: at, job_id: row.id, group_key: row.group_key ?? '' })
   }
-  if (names.length > 1) {
-    candidates.sort((a, b) => b.priority - a.priority || a.run_at - b.run_at || a.id - b.id)
-  }
-  return candidates.slice(0, limit).map((row) => row.id)
+  const longest = Math.max(limits.rate?.perMs ?? 0, limits.groupRate?.perMs ?? 0)
+  connection.statement('claim-prune-starts').run({ queue, before: at - longest })
 }

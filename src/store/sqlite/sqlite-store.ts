@@ -106,7 +106,7 @@ export class SqliteStore implements Store {
   private readonly fileWatch: SqliteFileWatch
   private closed = false
   /**
-   * The queues with a concurrency limit, as this store last read them (each control() call, which
+   * The queues with a concurrency limit (the queue's or its groups'), as this store last read them (each control() call, which
    * a worker makes about once a second): a settle wakes this process's waiters there.
    */
   private limitedQueues: string[] = []
@@ -446,7 +446,9 @@ export class SqliteStore implements Store {
       at: this.connection.statement('control').pluck().get() as number | undefined,
       rows: this.connection.statement('queue-control-list').all() as QueueControlRow[],
     }))
-    this.limitedQueues = rows.filter((row) => row.concurrency !== null).map((row) => row.queue)
+    this.limitedQueues = rows
+      .filter((row) => row.concurrency !== null || row.group_concurrency !== null)
+      .map((row) => row.queue)
     return { stopRequestedAt: at ?? null, queues: toQueueControls(rows) }
   }
 
@@ -459,11 +461,15 @@ export class SqliteStore implements Store {
     const row = queueRowAfter(params, queue, current ?? null, at)
     if (row === null) this.connection.statement('queue-control-delete').run({ queue })
     else this.connection.statement('queue-control-put').run(row)
+    if (row?.rate_limit == null && row?.group_rate_limit == null) {
+      this.connection.statement('queue-starts-delete').run({ queue })
+    }
   }
 
   private nextDueAt(): number | null {
     return this.connection.read(
-      () => this.connection.statement('wait-for-work-next-due').pluck().get() as number | null,
+      () =>
+        this.connection.statement('wait-for-work-next-due').pluck().get({ now: Date.now() }) as number | null,
     )
   }
 

@@ -172,19 +172,21 @@ export function queueControlCases({ test, deliveryTest }: ConformanceCases): voi
   describe('queue control: concurrency limit', () => {
     test('keeps a limit, changes it field by field, and clears it', async ({ store }) => {
       const record = await store.control({ limit: { queue: 'api', concurrency: 5 } })
-      assert.deepEqual(record.queues, [{ queue: 'api', paused: null, limits: { concurrency: 5 } }])
+      assert.deepEqual(record.queues, [
+        { queue: 'api', paused: null, limits: { ...NO_LIMITS, concurrency: 5 } },
+      ])
       await store.control({ pause: { queue: 'api' }, now: 1000 })
       await store.control({ limit: { queue: 'api', concurrency: 2 } })
       assert.deepEqual(await settingsOf(store, 'api'), {
         queue: 'api',
         paused: { at: 1000, by: null, reason: null },
-        limits: { concurrency: 2 },
+        limits: { ...NO_LIMITS, concurrency: 2 },
       })
       await store.control({ resume: { queue: 'api' } })
       assert.deepEqual(await settingsOf(store, 'api'), {
         queue: 'api',
         paused: null,
-        limits: { concurrency: 2 },
+        limits: { ...NO_LIMITS, concurrency: 2 },
       })
       await store.control({ limit: { queue: 'api', concurrency: null } })
       assert.equal(await settingsOf(store, 'api'), undefined, 'a queue without settings is not listed')

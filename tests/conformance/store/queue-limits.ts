@@ -98,7 +98,11 @@ export function queueLimitsCases({ test, deliveryTest }: ConformanceCases): void
   describe('queue limits: rate', () => {
     test('starts at most the limit in any sliding window of the queue', async ({ store }) => {
       const t = Date.now()
-      const jobs = await enqueueJobs(store, t, Array.from({ length: 10 }, () => ({})))
+      const jobs = await enqueueJobs(
+        store,
+        t,
+        Array.from({ length: 10 }, () => ({})),
+      )
       await store.control({ limit: { queue: 'default', rate: { limit: 3, perMs: SECOND } } })
       assert.deepEqual(ids(await claimAt(store, t, { limit: 2 })), jobs.slice(0, 2))
       assert.deepEqual(ids(await claimAt(store, t + 400)), jobs.slice(2, 3), 'one left in the window')
@@ -144,9 +148,19 @@ export function queueLimitsCases({ test, deliveryTest }: ConformanceCases): void
     }) => {
       await enqueueJobs(store, Date.now(), [{}, {}])
       await store.control({ limit: { queue: 'default', rate: { limit: 1, perMs: 300 } } })
-      assert.equal((await store.claim({ queues: ['default'], limit: 5, leaseMs: LEASE_MS, workerId: 'w' })).length, 1)
-      assert.deepEqual(await store.claim({ queues: ['default'], limit: 5, leaseMs: LEASE_MS, workerId: 'w' }), [])
-      const woken = await within(3 * SECOND, 'waitForWork', waitReason(store, { queues: ['default'], timeoutMs: 5 * SECOND }))
+      assert.equal(
+        (await store.claim({ queues: ['default'], limit: 5, leaseMs: LEASE_MS, workerId: 'w' })).length,
+        1,
+      )
+      assert.deepEqual(
+        await store.claim({ queues: ['default'], limit: 5, leaseMs: LEASE_MS, workerId: 'w' }),
+        [],
+      )
+      const woken = await within(
+        3 * SECOND,
+        'waitForWork',
+        waitReason(store, { queues: ['default'], timeoutMs: 5 * SECOND }),
+      )
       assert.equal(woken, 'due', 'a timer set by the claim, not a poll or the timeout')
       const late = await store.claim({ queues: ['default'], limit: 5, leaseMs: LEASE_MS, workerId: 'w' })
       assert.equal(late.length, 1)
@@ -203,7 +217,12 @@ export function queueLimitsCases({ test, deliveryTest }: ConformanceCases): void
 
     test('holds each group to its rate, in a sliding window of its own starts', async ({ store }) => {
       const t = Date.now()
-      const [a1, a2, b1, a3] = await enqueueJobs(store, t, [{ group: 'a' }, { group: 'a' }, { group: 'b' }, { group: 'a' }])
+      const [a1, a2, b1, a3] = await enqueueJobs(store, t, [
+        { group: 'a' },
+        { group: 'a' },
+        { group: 'b' },
+        { group: 'a' },
+      ])
       await store.control({ limit: { queue: 'default', groupRate: { limit: 2, perMs: MINUTE } } })
       assert.deepEqual(new Set(ids(await claimAt(store, t, { limit: 10 }))), new Set([a1, a2, b1]))
       assert.deepEqual(await claimAt(store, t + SECOND), [])
@@ -212,7 +231,13 @@ export function queueLimitsCases({ test, deliveryTest }: ConformanceCases): void
 
     test('a group limit and the queue limits hold together', async ({ store }) => {
       const t = Date.now()
-      await enqueueJobs(store, t, [{ group: 'a' }, { group: 'a' }, { group: 'b' }, { group: 'b' }, { group: 'c' }])
+      await enqueueJobs(store, t, [
+        { group: 'a' },
+        { group: 'a' },
+        { group: 'b' },
+        { group: 'b' },
+        { group: 'c' },
+      ])
       await store.control({ limit: { queue: 'default', groupConcurrency: 1, concurrency: 2 } })
       const claimed = await claimAt(store, t, { limit: 10 })
       assert.equal(claimed.length, 2, 'the queue allows two')
@@ -223,10 +248,17 @@ export function queueLimitsCases({ test, deliveryTest }: ConformanceCases): void
   describe('queue limits: fairness between groups', () => {
     test('one group with many jobs does not hold back a group with one', async ({ store }) => {
       const t = Date.now()
-      await enqueueJobs(store, t, Array.from({ length: 30 }, () => ({ group: 'big' })))
+      await enqueueJobs(
+        store,
+        t,
+        Array.from({ length: 30 }, () => ({ group: 'big' })),
+      )
       const [small] = await enqueueJobs(store, t, [{ group: 'small' }])
       const claimed = await claimOneByOne(store, t, 2)
-      assert.ok(ids(claimed).includes(small!), `the small group's job within two claims: ${groupsOf(claimed)}`)
+      assert.ok(
+        ids(claimed).includes(small!),
+        `the small group's job within two claims: ${groupsOf(claimed)}`,
+      )
     })
 
     test('claims rotate between the groups with ready jobs', async ({ store }) => {
@@ -246,7 +278,11 @@ export function queueLimitsCases({ test, deliveryTest }: ConformanceCases): void
 
     test('jobs without a group take their turn as one group', async ({ store }) => {
       const t = Date.now()
-      await enqueueJobs(store, t, Array.from({ length: 10 }, () => ({})))
+      await enqueueJobs(
+        store,
+        t,
+        Array.from({ length: 10 }, () => ({})),
+      )
       const [grouped] = await enqueueJobs(store, t, [{ group: 'g' }])
       const claimed = await claimOneByOne(store, t, 2)
       assert.ok(ids(claimed).includes(grouped!), `the group's job within two claims: ${groupsOf(claimed)}`)
@@ -254,7 +290,11 @@ export function queueLimitsCases({ test, deliveryTest }: ConformanceCases): void
 
     test('a claim of several jobs takes them round the groups', async ({ store }) => {
       const t = Date.now()
-      await enqueueJobs(store, t, Array.from({ length: 6 }, () => ({ group: 'big' })))
+      await enqueueJobs(
+        store,
+        t,
+        Array.from({ length: 6 }, () => ({ group: 'big' })),
+      )
       const [small] = await enqueueJobs(store, t, [{ group: 'small' }])
       const claimed = await claimAt(store, t, { limit: 3 })
       assert.equal(claimed.length, 3)

@@ -4,9 +4,10 @@
 -- (core/validate.ts NAME_PATTERN), so '' comes before every one.
 -- Params: :queue, :after
 -- Returns: name, or no row.
--- Uses: ferry_jobs_ready_by_name (migrations/0003): one seek per name (a skip scan), whatever
+-- Jobs with a group are not here: claim-rows.ts takes them round their groups (claim-next-group.sql).
+-- Uses: ferry_jobs_ready_by_name (migrations/0003, of the jobs without a group since 0008): one seek per name (a skip scan), whatever
 -- the backlog. INDEXED BY, as claim-next-named.sql.
 SELECT name FROM ferry_jobs INDEXED BY ferry_jobs_ready_by_name
-WHERE state = 'ready' AND queue = :queue AND name > :after
+WHERE state = 'ready' AND group_key IS NULL AND queue = :queue AND name > :after
 ORDER BY name
 LIMIT 1
