@@ -14,7 +14,11 @@ import type {
 
 /** A queue's settings with none set: what a queue without a record has. */
 export function runningQueue(queue: string): QueueControl {
-  return { queue, paused: null, limits: { concurrency: null, rate: null, groupConcurrency: null, groupRate: null } satisfies QueueLimits }
+  return {
+    queue,
+    paused: null,
+    limits: { concurrency: null, rate: null, groupConcurrency: null, groupRate: null } satisfies QueueLimits,
+  }
 }
 
 /**

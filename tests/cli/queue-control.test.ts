@@ -53,7 +53,11 @@ test('limit sets and clears a concurrency limit; limits lists paused and limited
   assert.match(lines[2]!, /^mail\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \(.+\)\s+ada\s+provider down\s+no limits$/)
 
   const json = JSON.parse((await runCli(db.url, ['limits', '--json'])).stdout) as unknown[]
-  assert.deepEqual(json[0], { queue: 'api', paused: null, limits: { concurrency: 5 } })
+  assert.deepEqual(json[0], {
+    queue: 'api',
+    paused: null,
+    limits: { concurrency: 5, rate: null, groupConcurrency: null, groupRate: null },
+  })
   assert.match((json[1] as { paused: { at: string } }).paused.at, /^\d{4}-\d\d-\d\dT.+Z$/)
 
   const cleared = await runCli(db.url, ['limit', 'api', '--clear'])
@@ -61,6 +65,42 @@ test('limit sets and clears a concurrency limit; limits lists paused and limited
   assert.deepEqual(
     (await store.control()).queues.map((entry) => entry.queue),
     ['mail'],
+  )
+})
+
+test('limit sets rates with their windows and group limits, each on its own, and none removes one', async (t) => {
+  const db = tempDatabase(t)
+  const store = await db.open()
+  const set = await runCli(db.url, [
+    'limit',
+    'api',
+    '--rate',
+    '100',
+    '--per',
+    '1m',
+    '--group-concurrency',
+    '2',
+    '--group-rate=10',
+    '--per=1s',
+  ])
+  assert.deepEqual(
+    [set.code, set.stdout, set.stderr],
+    [0, 'queue api: rate 100/1m, group concurrency 2, group rate 10/1s\n', ''],
+  )
+  assert.deepEqual((await store.control()).queues[0]?.limits, {
+    concurrency: null,
+    rate: { limit: 100, perMs: 60_000 },
+    groupConcurrency: 2,
+    groupRate: { limit: 10, perMs: 1000 },
+  })
+  // A --per before the other rate belongs to the one before it.
+  await runCli(db.url, ['limit', 'api', '--group-rate', '3', '--per', '2s', '--rate', '7', '--per', '500ms'])
+  const removed = await runCli(db.url, ['limit', 'api', '--group-concurrency', 'none', '--concurrency', '4'])
+  assert.equal(removed.stdout, 'queue api: concurrency 4, rate 7/500ms, group rate 3/2s\n')
+  const table = await runCli(db.url, ['limits'])
+  assert.match(
+    table.stdout.trimEnd().split('\n')[1]!,
+    /^api\s+-\s+concurrency 4, rate 7\/500ms, group rate 3\/2s$/,
   )
 })
 
@@ -105,6 +145,13 @@ test('bad queue changes exit 2 naming the option, and change nothing', async (t)
     [['limit', 'q', '--concurrency', '0'], /--concurrency/],
     [['limit', 'q', '--concurrency', 'five'], /--concurrency/],
     [['limit', 'q', '--concurrency', '2', '--clear'], /--clear/],
+    [['limit', 'q', '--rate', '5'], /--per: --rate 5 needs a window/],
+    [['limit', 'q', '--per', '1s', '--rate', '5'], /--per: goes after/],
+    [['limit', 'q', '--rate', '5', '--per', '1s', '--per', '2s'], /--per: given twice/],
+    [['limit', 'q', '--rate', '5', '--per', '2d'], /--per: "2d" must be from 1ms to 1d/],
+    [['limit', 'q', '--rate', '5', '--per', 'soon'], /--per/],
+    [['limit', 'q', '--group-rate', '0', '--per', '1s'], /--group-rate/],
+    [['limit', 'q', '--group-concurrency', '-1'], /--group-concurrency/],
     [['resume', 'q'.repeat(200)], /queue/],
   ]
   for (const [args, field] of cases) {

@@ -4,9 +4,10 @@ import { limitQueue, listQueueControls, pauseQueue, resumeQueue } from '../../ad
 import { withStore } from '../../admin/with-store.js'
 import { ValidationError } from '../../core/errors.js'
 import { assertName, parseInteger } from '../../core/validate.js'
-import { QUEUE_LIMIT_MAX } from '../../store/params.js'
-import type { QueueControl, QueueLimitChange } from '../../store/store.js'
-import { formatInstant, formatJson, formatTable, toIso } from '../format.js'
+import { parseDuration } from '../../core/duration.js'
+import { QUEUE_LIMIT_MAX, RATE_WINDOW_MAX_MS } from '../../store/params.js'
+import type { QueueControl, QueueLimitChange, RateLimit } from '../../store/store.js'
+import { formatDuration, formatInstant, formatJson, formatTable, toIso } from '../format.js'
 import { existingStore } from '../open.js'
 
 /** `ferry pause`, `resume`, `limit` and `limits`: queue control (docs/queue-control.md). */
@@ -38,28 +39,30 @@ export function registerQueueControl(program: Command): void {
       process.stdout.write(`resumed queue ${queue}\n`)
     })
 
+  // The rate options and their windows in the order given: each --per goes with the rate before it.
+  const rateOrder: string[] = []
   program
     .command('limit')
     .description("set or clear a queue's limits, enforced across every worker and process")
     .argument('<queue>', 'the queue')
     .option('--concurrency <n>', 'at most n of its jobs active at once (live leases), across all workers')
+    .option('--rate <n>', 'at most n of its jobs start in any window of --per (a sliding window)')
+    .option('--group-concurrency <n>', 'at most n active jobs of each group (the `group` of a job)')
+    .option('--group-rate <n>', 'at most n starts of each group in any window of --per')
+    .option(
+      '--per <duration>',
+      'the window of the --rate or --group-rate before it (e.g. 1s, 1m)',
+      collect,
+      [],
+    )
     .option('--clear', 'remove every limit of the queue')
-    .action(async (queue: string, flags: { concurrency?: string; clear?: boolean }) => {
+    .addHelpText('after', LIMIT_HELP)
+    .on('option:rate', () => rateOrder.push('--rate'))
+    .on('option:group-rate', () => rateOrder.push('--group-rate'))
+    .on('option:per', () => rateOrder.push('--per'))
+    .action(async (queue: string, flags: LimitFlags) => {
       assertName(queue, 'queue')
-      let change: QueueLimitChange
-      if (flags.clear === true) {
-        if (flags.concurrency !== undefined) {
-          throw new ValidationError('invalid_option', '--clear', 'cannot be given with a limit to set')
-        }
-        change = { queue, clear: true }
-      } else if (flags.concurrency !== undefined) {
-        change = {
-          queue,
-          concurrency: parseInteger(flags.concurrency, '--concurrency', { min: 1, max: QUEUE_LIMIT_MAX }),
-        }
-      } else {
-        throw new ValidationError('invalid_option', '--concurrency', 'give a limit to set, or --clear')
-      }
+      const change = limitChangeOf(queue, flags, rateOrder)
       const control = await withStore(existingStore(program), (store) => limitQueue(store, change))
       process.stdout.write(`queue ${queue}: ${describeLimits(control)}\n`)
     })
@@ -101,9 +104,124 @@ export function registerQueueControl(program: Command): void {
     })
 }
 
-/** 'concurrency 5', or 'no limits'. */
+const LIMIT_HELP = `
+Each limit given replaces that limit only; "none" removes it (e.g. --rate none). --per belongs to
+the --rate or --group-rate just before it:
+  ferry limit email --concurrency 5 --rate 100 --per 1m
+  ferry limit api --group-concurrency 2 --group-rate 10 --per 1s
+`
+
+interface LimitFlags {
+  concurrency?: string
+  rate?: string
+  groupConcurrency?: string
+  groupRate?: string
+  per: string[]
+  clear?: boolean
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value]
+}
+
+/** The options that set a limit, with the flag each is given as. */
+const LIMIT_FLAGS = [
+  ['concurrency', '--concurrency'],
+  ['rate', '--rate'],
+  ['groupConcurrency', '--group-concurrency'],
+  ['groupRate', '--group-rate'],
+] as const
+
+/**
+ * The change `ferry limit` asks for. Each --per goes with the --rate or --group-rate written before
+ * it: `args` lists those three options in the order given (commander's option events).
+ */
+export function limitChangeOf(queue: string, flags: LimitFlags, args: readonly string[]): QueueLimitChange {
+  const given = LIMIT_FLAGS.filter(([key]) => flags[key] !== undefined)
+  if (flags.clear === true) {
+    if (given.length > 0 || flags.per.length > 0) {
+      throw new ValidationError('invalid_option', '--clear', 'cannot be given with a limit to set')
+    }
+    return { queue, clear: true }
+  }
+  if (given.length === 0) {
+    throw new ValidationError(
+      'invalid_option',
+      '--concurrency',
+      'give a limit to set (--concurrency, --rate, --group-concurrency, --group-rate), or --clear',
+    )
+  }
+  const windows = rateWindows(flags, args)
+  const change: QueueLimitChange = { queue }
+  for (const [key, flag] of LIMIT_FLAGS) {
+    const text = flags[key]
+    if (text === undefined) continue
+    const value = text.trim() === 'none' ? null : parseInteger(text, flag, { min: 1, max: QUEUE_LIMIT_MAX })
+    if (key === 'rate' || key === 'groupRate') {
+      const perMs = windows[key]
+      if (value !== null && perMs === undefined) {
+        throw new ValidationError(
+          'invalid_option',
+          '--per',
+          `${flag} ${text} needs a window: add --per <duration> after it, e.g. --per 1s`,
+        )
+      }
+      change[key] = value === null ? null : { limit: value, perMs: perMs! }
+    } else {
+      change[key] = value
+    }
+  }
+  return change
+}
+
+/** Which rate each --per is the window of, in milliseconds. */
+function rateWindows(flags: LimitFlags, args: readonly string[]): { rate?: number; groupRate?: number } {
+  const windows: { rate?: number; groupRate?: number } = {}
+  let current: 'rate' | 'groupRate' | undefined
+  let pers = 0
+  for (const arg of args) {
+    if (arg === '--') break
+    const name = arg.split('=', 1)[0]
+    if (name === '--rate') current = 'rate'
+    else if (name === '--group-rate') current = 'groupRate'
+    else if (name === '--per') {
+      const text = flags.per[pers++]!
+      if (current === undefined) {
+        throw new ValidationError(
+          'invalid_option',
+          '--per',
+          'goes after the --rate or --group-rate it is the window of',
+        )
+      }
+      if (windows[current] !== undefined) {
+        throw new ValidationError(
+          'invalid_option',
+          '--per',
+          `given twice for ${current === 'rate' ? '--rate' : '--group-rate'}`,
+        )
+      }
+      const perMs = parseDuration(text, '--per')
+      if (perMs < 1 || perMs > RATE_WINDOW_MAX_MS) {
+        throw new ValidationError('invalid_option', '--per', `"${text}" must be from 1ms to 1d`)
+      }
+      windows[current] = perMs
+    }
+  }
+  return windows
+}
+
+/** 'concurrency 5, rate 100/1m, group concurrency 2', or 'no limits'. */
 export function describeLimits({ limits }: QueueControl): string {
-  return limits.concurrency === null ? 'no limits' : `concurrency ${limits.concurrency}`
+  const parts: string[] = []
+  if (limits.concurrency !== null) parts.push(`concurrency ${limits.concurrency}`)
+  if (limits.rate !== null) parts.push(`rate ${describeRate(limits.rate)}`)
+  if (limits.groupConcurrency !== null) parts.push(`group concurrency ${limits.groupConcurrency}`)
+  if (limits.groupRate !== null) parts.push(`group rate ${describeRate(limits.groupRate)}`)
+  return parts.length === 0 ? 'no limits' : parts.join(', ')
+}
+
+function describeRate({ limit, perMs }: RateLimit): string {
+  return `${limit}/${formatDuration(perMs)}`
 }
 
 /** Who runs this command, for a pause's record: user@host. */

@@ -68,6 +68,7 @@ export function registerStats(program: Command): void {
 function controlOf(queue: QueueReport): string {
   const parts: string[] = []
   if (queue.paused !== null) parts.push('paused')
-  if (queue.limits.concurrency !== null) parts.push(describeLimits(queue))
+  const limits = describeLimits(queue)
+  if (limits !== 'no limits') parts.push(limits)
   return parts.join(', ')
 }
