@@ -16,11 +16,37 @@ import { allJobs } from '../support/store-harness.js'
 import { fixtureHandlers } from '../support/workers.js'
 
 const PROCESSES = 4
+/** How long the rate test runs. */
+const RATE_RUN_S = 60
+/** How much later than its claim a handler may see its start, from one job to the next. */
+const START_JITTER_MS = 50
 
 /** `count` jobs of the scripted handler, each sleeping `sleepMs` before it completes. */
 function scriptJobs(count: number, sleepMs: number): JobSpec[] {
   const payload: ScriptPayload = { steps: [{ sleepMs, result: 'done' }] }
   return Array.from({ length: count }, () => ({ name: 'script', payload }))
+}
+
+/** `count` jobs that return when they started ({ startedAt }), in `group` if given. */
+function stampedJobs(count: number, group?: string): JobSpec[] {
+  const payload: ScriptPayload = { steps: [{ stampStart: true }] }
+  return Array.from({ length: count }, () => ({
+    name: 'script',
+    payload,
+    ...(group === undefined ? {} : { options: { group } }),
+  }))
+}
+
+/** When each completed job started, by its handler's clock, earliest first. */
+async function startTimes(store: Store): Promise<{ id: string; group: string | null; startedAt: number }[]> {
+  return (await allJobs(store))
+    .filter((job) => job.state === 'completed')
+    .map((job) => ({
+      id: job.id,
+      group: job.group,
+      startedAt: (job.result as { startedAt: number }).startedAt,
+    }))
+    .sort((a, b) => a.startedAt - b.startedAt)
 }
 
 /** Starts `ferry work` processes on the store's default queue and waits until each has started. */
@@ -113,6 +139,52 @@ for (const store of STORES) {
         )
         assert.equal((await allJobs(harness.store)).length, ids.length)
         for (const worker of workers) worker.child.kill('SIGTERM')
+      })
+
+      it('a rate of 10 per second holds for 4 processes over 60 seconds: no 1 s window has more than 10 starts', async (t) => {
+        const harness = await freshStore(t, store)
+        await harness.store.control({ limit: { queue: 'default', rate: { limit: 10, perMs: 1000 } } })
+        const client = createClient({ store: harness.store })
+        // More than 60 s can start, so the rate, not the backlog, sets the pace throughout.
+        await client.enqueueMany(stampedJobs(RATE_RUN_S * 10 + 100))
+        const workers = await startWorkers(t, urlOf(harness), 10)
+        await new Promise((resolve) => setTimeout(resolve, RATE_RUN_S * 1000))
+        for (const worker of workers) worker.child.kill('SIGTERM')
+        await Promise.all(workers.map((worker) => worker.waitForExit(30_000)))
+
+        const starts = (await startTimes(harness.store)).map((job) => job.startedAt)
+        // The handlers' clocks see each start a little after its claim, by a few ms of scheduling
+        // that differs from job to job: the windows checked are that much shorter than 1 s.
+        const windowMs = 1000 - START_JITTER_MS
+        for (let i = 0; i + 10 < starts.length; i++) {
+          const spread = starts[i + 10]! - starts[i]!
+          assert.ok(spread >= windowMs, `11 starts within ${spread} ms, from start ${i} of ${starts.length}`)
+        }
+        // Used, not undershot: about 10 a second from the first start on.
+        assert.ok(starts.length >= RATE_RUN_S * 10 * 0.9, `${starts.length} starts in ${RATE_RUN_S} s`)
+      })
+
+      it('a group with 1 job is not held behind a group with 10,000', async (t) => {
+        const harness = await freshStore(t, store)
+        const client = createClient({ store: harness.store })
+        await client.enqueueMany(stampedJobs(10_000, 'big'))
+        const [small] = await client.enqueueMany(stampedJobs(1, 'small'))
+        const workers = await startWorkers(t, urlOf(harness), 5)
+        await waitFor(
+          async () => (await harness.store.listJobs({ ids: [small!.id] })).jobs[0]?.state === 'completed',
+          30_000,
+          "the small group's job completed",
+        )
+        for (const worker of workers) worker.child.kill('SIGTERM')
+        await Promise.all(workers.map((worker) => worker.waitForExit(30_000)))
+        const starts = await startTimes(harness.store)
+        const rank = starts.findIndex((job) => job.id === small!.id)
+        // Taken in the first claims: at most one claim's worth per process went first (each holds
+        // 5 running and up to 5 ahead); draining the big group first would rank it 10,000th.
+        assert.ok(
+          rank >= 0 && rank < PROCESSES * 10,
+          `the small job started after ${rank} of the big group's`,
+        )
       })
 
       it('a delayed job whose start deadline passes while its queue is paused ends dead, never run', async (t) => {
