@@ -10,12 +10,25 @@ const SETUP_CHUNK = 10_000
 /** No completion for this long: the worker is stuck, the run fails. */
 const STALL_TIMEOUT_MS = 60_000
 
-/** Enqueues `size` no-op jobs with enqueueMany in chunks of 10,000 (untimed set-up). */
-export async function enqueueNoops(client: Client, size: number): Promise<void> {
+/**
+ * Enqueues `size` no-op jobs with enqueueMany in chunks of 10,000 (untimed set-up); with `groups`,
+ * spread over that many groups (g0, g1, …) in turn.
+ */
+export async function enqueueNoops(
+  client: Client,
+  size: number,
+  { groups = 0 }: { groups?: number } = {},
+): Promise<void> {
   for (let first = 0; first < size; first += SETUP_CHUNK) {
     const count = Math.min(SETUP_CHUNK, size - first)
     const specs: JobSpec[] = new Array(count)
-    for (let i = 0; i < count; i++) specs[i] = { name: NOOP_JOB, payload: { seq: first + i } }
+    for (let i = 0; i < count; i++) {
+      const seq = first + i
+      specs[i] =
+        groups === 0
+          ? { name: NOOP_JOB, payload: { seq } }
+          : { name: NOOP_JOB, payload: { seq }, options: { group: `g${seq % groups}` } }
+    }
     await client.enqueueMany(specs)
   }
 }

@@ -59,6 +59,8 @@ interface Setting {
   tag: string
   text: string
   control: ControlParams[]
+  /** The jobs spread over this many groups; 0: none has a group. */
+  groups?: number
 }
 
 const NONE: Setting = { tag: 'none', text: 'no queue settings', control: [] }
@@ -73,20 +75,63 @@ const PAUSED_AHEAD: Setting = {
   control: [{ pause: { queue: 'bench-empty-1' } }],
 }
 
+const RATED: Setting = {
+  tag: 'rate',
+  text: 'a rate of 1,000,000/s on the queue (every start counted, never reached)',
+  control: [{ limit: { queue: QUEUE, rate: { limit: 1_000_000, perMs: 1000 } } }],
+}
+
+/** The jobs spread over `groups` groups: each claim goes round them. */
+function grouped(groups: number): Setting {
+  return {
+    tag: `groups_${groups}`,
+    text: `the jobs in ${fmt(groups)} group${groups === 1 ? '' : 's'}`,
+    control: [],
+    groups,
+  }
+}
+
+const GROUP_LIMITED: Setting = {
+  tag: 'groups_1000_limited',
+  text: 'the jobs in 1,000 groups, each group limited (concurrency 1,000,000 and a rate of 1,000,000/s)',
+  control: [
+    {
+      limit: {
+        queue: QUEUE,
+        groupConcurrency: 1_000_000,
+        groupRate: { limit: 1_000_000, perMs: 1000 },
+      },
+    },
+  ],
+  groups: 1000,
+}
+
 /**
  * What queue control costs the claim and a worker. Claim latency: claims of 1 job from a queue of
  * `size` ready jobs, p50 over `size / 10` claims (the claimed jobs stay active, so a limited
- * queue's claims count up to that many live leases), with no settings, with a limit that is never
- * reached, and with a paused queue ahead of it in the claim's list. Worker: `size` no-op jobs
- * through one in-process Worker at concurrency 10, with no settings, and with the queue limited
- * to 5 (the limit, not the worker, decides how many run). A fresh store for each row.
+ * queue's claims count up to that many live leases), with no settings, with a limit and a rate that
+ * are never reached, with a paused queue ahead of it in the claim's list, and with the jobs spread
+ * over 1, 100 and 1,000 groups (the claim goes round them; how its cost grows with the groups), and
+ * over 1,000 limited groups (each group's leases and starts counted). Worker: `size` no-op jobs
+ * through one in-process Worker at concurrency 10, with no settings, with the queue limited to 5
+ * (the limit, not the worker, decides how many run), with a rate of 2,000/s (which binds), and with
+ * the jobs in 1,000 groups, free or each limited to one at a time. A fresh store for each row.
  */
 function queueControl(kind: BenchStoreKind): (size: number) => Promise<Figure[]> {
   return (size) =>
     STORES[kind](async (fresh) => {
       const figures: Figure[] = []
       const claims = Math.max(20, Math.round(size / 10))
-      for (const setting of [NONE, LIMITED, PAUSED_AHEAD]) {
+      for (const setting of [
+        NONE,
+        LIMITED,
+        RATED,
+        PAUSED_AHEAD,
+        grouped(1),
+        grouped(100),
+        grouped(1000),
+        GROUP_LIMITED,
+      ]) {
         const shape: ClaimShape =
           setting === PAUSED_AHEAD
             ? { ...queuesShape(2, QUEUE), tag: 'paused_ahead' }
@@ -104,6 +149,24 @@ function queueControl(kind: BenchStoreKind): (size: number) => Promise<Figure[]>
         [
           { tag: 'limit5', text: '', control: [{ limit: { queue: QUEUE, concurrency: 5 } }] },
           'queue limited to 5',
+        ],
+        [
+          {
+            tag: 'rate2000',
+            text: '',
+            control: [{ limit: { queue: QUEUE, rate: { limit: 2000, perMs: 1000 } } }],
+          },
+          'queue rate 2,000/s',
+        ],
+        [grouped(1000), 'jobs in 1,000 groups'],
+        [
+          {
+            tag: 'groups_1000_c1',
+            text: '',
+            control: [{ limit: { queue: QUEUE, groupConcurrency: 1 } }],
+            groups: 1000,
+          },
+          'jobs in 1,000 groups, each group limited to 1 at a time',
         ],
       ]
       for (const [setting, text] of workerRows) {
@@ -129,7 +192,7 @@ function prepared<T>(
   fn: (store: Store) => Promise<T>,
 ): Promise<T> {
   return fresh(async ({ store, client }) => {
-    await enqueueNoops(client, size)
+    await enqueueNoops(client, size, { groups: setting.groups ?? 0 })
     for (const params of setting.control) await store.control(params)
     return fn(store)
   })
@@ -139,7 +202,7 @@ function scenario(kind: BenchStoreKind, name: string, where: string): ScenarioDe
   return {
     name,
     store: kind,
-    summary: `${where}: claim p50 and no-op jobs at concurrency 10, without queue settings, with a concurrency limit, behind a paused queue`,
+    summary: `${where}: claim p50 and no-op jobs at concurrency 10, without queue settings, with a concurrency limit, a rate, behind a paused queue, and with 1 to 1,000 groups`,
     fullSize: 10_000,
     quickSize: 300,
     run: queueControl(kind),
