@@ -51,7 +51,10 @@ test('getStats counts per queue and in total, as plain data that JSON keeps as i
   const report = await getStats(store, { now: Date.now() })
   assert.deepEqual(JSON.parse(JSON.stringify(report)), report)
   const zero = { recentCompletedCount: 0, active: 0, completed: 0, expired: 0 }
-  const running = { paused: null, limits: { concurrency: null } }
+  const running = {
+    paused: null,
+    limits: { concurrency: null, rate: null, groupConcurrency: null, groupRate: null },
+  }
   assert.deepEqual(report.queues, [
     { queue: 'images', ...zero, ready: 0, scheduled: 1, dead: 0, recentDeadCount: 0, ...running },
     { queue: 'mail', ...zero, ready: 1, scheduled: 0, dead: 1, recentDeadCount: 1, ...running },

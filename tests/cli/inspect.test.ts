@@ -144,7 +144,10 @@ test('stats --json prints counts per queue, totals, the window and the time as I
     recentCompletedCount: recent,
     recentDeadCount: recent,
   })
-  const running = { paused: null, limits: { concurrency: null } }
+  const running = {
+    paused: null,
+    limits: { concurrency: null, rate: null, groupConcurrency: null, groupRate: null },
+  }
   assert.deepEqual(document, {
     at: document.at,
     recentWindowMs: 60_000,
