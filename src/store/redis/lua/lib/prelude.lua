@@ -18,8 +18,8 @@
 --   id counter (string, INCR)          jobs index (zset id -> id, for listJobs)
 --   active (zset leaseExpiresAt -> id) queues (set of queue names)
 --   unique keys (hash uniqueKey -> id) stop (string, epoch ms)   schema version (string)
---   has-ready: queues whose ready zset may hold jobs (set); has-scheduled: queues whose scheduled
---   zset may hold jobs (set). They let a claim over many queues skip the empty ones with one
+--   has-ready: queues whose ready zsets may hold jobs (set; their own, or their groups': below);
+--   has-scheduled: queues whose scheduled zset may hold jobs (set). They let a claim over many queues skip the empty ones with one
 --   SMISMEMBER each: a flag is set whenever a job goes in, and cleared when a claim or a cancel
 --   finds the zset empty. A flagged queue is in the queues set: only an enqueue adds a queue
 --   there, and nothing takes one out (enqueue.lua relies on it).
@@ -27,7 +27,7 @@
 --   replicated (written under REPL_NONE): a waiter lives only as long as its connection.
 --   instance marker (string: a random id that migrate.lua writes once; checked below)
 --   queue controls: the queues with a setting (set of queue names: control.lua), each with its
---   hash (below). A claim looks them up with one SMISMEMBER (queue_room).
+--   hash (below). A claim looks them up with one SMISMEMBER (queue_gate).
 --   deadlines (zset expiresAt -> id): the jobs with a start deadline ('x') that have not started,
 --   ready or scheduled, in every queue: what a claim and the recoverer's sweep end once their
 --   deadline passes (expire_jobs below). A job goes in when it enters ready or scheduled with an
@@ -35,14 +35,22 @@
 --   While it may hold jobs, the has-scheduled set holds DEADLINES_FLAG too (below), which no queue
 --   name can be: a claim reads it with the has-scheduled lookup it makes anyway, so in a store
 --   without deadlines a claim sends no command more for them.
+--   has-groups: the queues whose groups zset may hold groups (set), and has-ready holds
+--   GROUPS_FLAG while it may hold queues (below: grouped ready jobs).
+--   group cursors (hash queue -> the group its claims served last, '' for the jobs without one:
+--   lib/claim-core.lua's rotation).
 -- The prefixes (P_ names), completed by an id or a queue name: job (hash), ready (zset), scheduled
 --   (zset runAt -> id), completed (zset finishedAt -> id), dead (zset finishedAt -> id), queue
---   control (hash of a queue with a setting: paused_at, paused_by, pause_reason, concurrency, each
---   absent when null; no hash when it has none), leases (zset leaseExpiresAt -> id: the active
---   jobs of a queue with a concurrency limit, kept only while it has one: track_lease below); and
---   expired (set of ids: a queue's dead jobs that were never started by their start deadline, for
---   stats; an id leaves it when its job is retried or purged); and the wake channel (a shard
---   channel: SPUBLISH, so on Redis Cluster it stays on the namespace's node).
+--   control (hash of a queue with a setting: paused_at, paused_by, pause_reason, concurrency,
+--   rate_limit, rate_per_ms, group_concurrency, group_rate_limit, group_rate_per_ms, each absent
+--   when null; no hash when it has none; and rate_opens_at, a claim's hint for waiters:
+--   claim-core.lua), leases (zset leaseExpiresAt -> id: the active jobs of a queue with a
+--   concurrency limit, kept only while it has one: track_lease below; with ' ' and a group, those
+--   of the group while the queue has a group concurrency limit: track_group_lease); expired (set
+--   of ids: a queue's dead jobs that were never started by their start deadline, for stats; an id
+--   leaves it when its job is retried or purged); group-ready and groups (grouped ready jobs,
+--   below); starts and start-groups (rate limits' logs of starts: window_room below); and the wake
+--   channel (a shard channel: SPUBLISH, so on Redis Cluster it stays on the namespace's node).
 -- ARGV 2: now (epoch ms), or '' to use the server's clock (TIME), one clock for every host.
 -- ARGV 3: the instance marker the store read when it opened ('' only for migrate.lua at open).
 -- ARGV 4: '1' when the store was opened with allowEviction (the server may evict keys), else ''.
@@ -56,7 +64,8 @@
 --   a attempts, ma maxAttempts, to timeoutMs, uk uniqueKey, lt lease token, le leaseExpiresAt,
 --   w workerId, e lastError (JSON), r result (JSON), c createdAt, u updatedAt, f finishedAt, dv 1
 --   while an active job was delivered to a waiter that has not taken it (deliver.lua), lq 1 while
---   its lease is in its queue's leases zset (its queue has a concurrency limit), g group, x
+--   its lease is in its queue's leases zset (its queue has a concurrency limit), lg 1 while it is in
+--   its group's (its queue has a group concurrency limit), g group, x
 --   expiresAt (the start deadline; a dead job keeps it unless retried: retry.lua). Of an active
 --   job, u is when its lease was last set (claim, renewal, take): le - u is the lease's length.
 --   A null is an absent field. Left out to keep an enqueue cheap: a absent is 0 attempts, u absent
@@ -69,6 +78,8 @@
 --   name (P_READY .. queue .. ' ' .. name: ready_name_key; names have a queue's characters, so
 --   never a space), with the same entry. A claim with a names filter reads the first entries of
 --   each name it asks for and merges them, whatever stands ahead in the queue (claim-core.lua).
+--   A ready job with a group is in its group's two instead (group-ready: add_ready below), so that
+--   a claim can go round the groups.
 -- What one call is about. Set by begin(), which every script runs first (the generated code calls
 -- it: scripts/embed-assets.mjs), so that these definitions can be made once, when the library of
 -- functions is loaded, rather than on every call (redis-scripts.ts).
@@ -104,7 +115,8 @@ local function begin(keys, argv)
     NOW = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
   end
   INSTANCE, EVICTION_ALLOWED = argv[3], argv[4] == '1'
-  ready_queues, due_at, flagged_ready, flagged_scheduled, flagged_deadlines, flagged_groups = {}, {}, {}, {}, false, {}
+  -- flagged_groups: a table once this call has flagged a queue's groups (flag_groups), else nil.
+  ready_queues, due_at, flagged_ready, flagged_scheduled, flagged_deadlines, flagged_groups = {}, {}, {}, {}, false, nil
 end
 
 -- Whether the namespace is still the one the store opened: nil when it is, else the error to
@@ -361,7 +373,11 @@ end
 
 -- Flags a queue as holding grouped ready jobs (once per script), and the store (GROUPS_FLAG).
 local function flag_groups(queue)
-  if flagged_groups[queue] then return end
+  if flagged_groups == nil then
+    flagged_groups = {}
+  elseif flagged_groups[queue] then
+    return
+  end
   flagged_groups[queue] = true
   redis.call('SADD', K_HAS_GROUPS, queue)
   if not flagged_groups[GROUPS_FLAG] then
@@ -373,10 +389,10 @@ end
 -- Clears the flags of a queue whose groups zset is empty (and the store's, with the last queue).
 local function unflag_groups(queue)
   redis.call('SREM', K_HAS_GROUPS, queue)
-  flagged_groups[queue] = nil
+  if flagged_groups then flagged_groups[queue] = nil end
   if redis.call('EXISTS', K_HAS_GROUPS) == 0 then
     redis.call('SREM', K_HAS_READY, GROUPS_FLAG)
-    flagged_groups[GROUPS_FLAG] = nil
+    if flagged_groups then flagged_groups[GROUPS_FLAG] = nil end
   end
 end
 
