@@ -19,13 +19,15 @@
 --   group held to the group limits; what a queue cannot give comes from the next ones. Decided
 --   here, in the script that picks, so no other claim comes in between.
 -- Rates, group limits and fairness cost a store that uses none of them one member more in the
---   has-ready lookup: 0.8 % more server instructions for a claim of one job over 1 queue, 1.3 %
---   over 100 (only the last with jobs), 0.5 % for a claim that finds nothing, 2.2 % for a settle
---   with a claim (its settle reads 'g' and 'lg' too), 1.1 % for an enqueue of one job (callgrind,
---   300 calls each, medians of 3, 2026-12-03). Built as closures on every claim, as `lease` was,
---   these functions had cost 3.9 %, 2.4 %, 8.4 % and 4.5 %. With them: a claim of one job from a
---   queue of 10 groups 37 % more than one from a queue without groups; with a rate 39 %; with a
---   rate, a group rate and a group concurrency limit on the 10 groups 120 %.
+--   has-ready lookup: 0.8 % more server instructions for a claim of one job over 1 queue (240,700
+--   against 238,800), 1.3 % over 100 (only the last with jobs), 0.2 % for a claim that finds
+--   nothing, 2.3 % for a settle with a claim (its settle reads 'g' and 'lg' too), 1.0 % for an
+--   enqueue of one job; 1.9 % for the claim of one job when another queue has grouped ready jobs
+--   (an EXISTS of the queue's groups zset). Callgrind, 300 calls each, medians of 3 to 5 runs,
+--   2026-12-03. Built as closures on every claim (as `lease` was), these functions had cost 3.9 %,
+--   2.4 %, 8.4 % and 4.5 %. With them: a claim of one job from a queue of 10 groups costs 36 % more
+--   than one from a queue without groups; from a queue with a rate, 37 %; from 10 groups with a
+--   rate, a group rate and a group concurrency limit, 119 %.
 -- Cost: two SMISMEMBER over all the queues (one per 1,000 queues; the may-hold-jobs flags,
 --   prelude.lua), then work only on the flagged queues: a ZRANGEBYSCORE on the scheduled zset,
 --   and for each the pick comes to, a SISMEMBER (queue control) and a ZPOPMIN on the ready zset
