@@ -132,7 +132,7 @@ await whenAvailable(redisUnreachableReason(), () => {
         })
       ).map((result) => result.id)
       const [cancelled, expiring, delayed, failing, lost] = jobs as [string, string, string, string, string]
-      assert.deepEqual(await redis.zrange(store.keys.groups('api'), 0, -1), ['g', 'h', 'k'])
+      assert.deepEqual(await redis.zrange(store.keys.groups('api'), '0', '-1'), ['g', 'h', 'k'])
       assert.deepEqual((await store.stats({ now: t0 })).find((row) => row.queue === 'api')?.ready, 4)
 
       assert.equal(await store.cancel({ ids: [cancelled], now: t0 }), 1)
@@ -140,7 +140,7 @@ await whenAvailable(redisUnreachableReason(), () => {
       const recovered = await store.recoverExpired({ now: t0 + 20, expireJobs: true, leases: [] })
       assert.deepEqual(recovered.expired, [expiring])
       assert.deepEqual(
-        await redis.zrange(store.keys.groups('api'), 0, -1),
+        await redis.zrange(store.keys.groups('api'), '0', '-1'),
         ['h', 'k'],
         'group g has no job left',
       )
@@ -163,7 +163,7 @@ await whenAvailable(redisUnreachableReason(), () => {
       })
       const back = await store.recoverExpired({ now: t0 + 2000 + LEASE_MS })
       assert.deepEqual(back.retried, [lost])
-      assert.deepEqual(await redis.zrange(store.keys.groups('api'), 0, -1), ['h', 'k'])
+      assert.deepEqual(await redis.zrange(store.keys.groups('api'), '0', '-1'), ['h', 'k'])
       const rest = await store.claim({ ...CLAIM, now: t0 + 2000 + LEASE_MS })
       assert.deepEqual(rest.map((job) => job.id).sort(), [delayed, failing, lost].sort())
       // A dead job retried by an operator goes back into its group.
@@ -174,7 +174,7 @@ await whenAvailable(redisUnreachableReason(), () => {
         ],
       })
       assert.equal(await store.retry({ ids: [delayed] }), 1)
-      assert.deepEqual(await redis.zrange(store.keys.groups('api'), 0, -1), ['h'])
+      assert.deepEqual(await redis.zrange(store.keys.groups('api'), '0', '-1'), ['h'])
       assert.deepEqual(
         (await store.claim({ ...CLAIM })).map((job) => job.id),
         [delayed],
@@ -201,7 +201,7 @@ await whenAvailable(redisUnreachableReason(), () => {
         })
       ).map((result) => result.id)
       // As layout 3 kept it: every ready job in its queue's zsets, no group structures.
-      const [member, score] = await redis.zrange(store.keys.groupReady('api', 'g'), 0, 0, 'WITHSCORES')
+      const [member, score] = await redis.zrange(store.keys.groupReady('api', 'g'), '0', '0', 'WITHSCORES')
       await redis.del(
         store.keys.groupReady('api', 'g'),
         `${store.keys.root}group-ready:api/test-job g`,
@@ -216,7 +216,7 @@ await whenAvailable(redisUnreachableReason(), () => {
 
       assert.deepEqual((await store.migrate()).applied, ['0004_ready-by-group'])
       assert.equal(await redis.zcard(store.keys.root + 'ready:api'), 1)
-      assert.deepEqual(await redis.zrange(store.keys.groupReady('api', 'g'), 0, -1), [member])
+      assert.deepEqual(await redis.zrange(store.keys.groupReady('api', 'g'), '0', '-1'), [member])
       assert.equal(await redis.sismember(store.keys.hasGroups, 'api'), 1)
       // The rotation: the job without a group, then the group's.
       const claimed = await store.claim({ ...CLAIM, limit: 1, now: t0 })
