@@ -38,6 +38,22 @@ export interface RedisKeys {
   queueControl(queue: string): string
   /** The leases of a queue's active jobs while it has a concurrency limit (zset expiry -> id). */
   leases(queue: string): string
+  /** The leases of a group's active jobs while its queue has a group concurrency limit. */
+  groupLeases(queue: string, group: string): string
+  /** A queue's grouped ready jobs of one group (the same entries as a ready zset). */
+  groupReady(queue: string, group: string): string
+  /** A queue's groups with ready jobs (zset, score 0: byte order). */
+  groups(queue: string): string
+  /** The queues with grouped ready jobs (a set). */
+  readonly hasGroups: string
+  /** The last group each queue's claims served (hash queue -> group, '' for the jobs without one). */
+  readonly groupCursors: string
+  /** A queue's log of starts while it has a rate or a group rate (zset lease token -> time). */
+  starts(queue: string): string
+  /** A group's log of starts (as starts). */
+  groupStarts(queue: string, group: string): string
+  /** The groups of a queue with a log of starts (zset group -> its latest start). */
+  startGroups(queue: string): string
   /** The jobs with a start deadline that have not started, of every queue (zset expiresAt -> id). */
   readonly deadlines: string
   /** A queue's dead jobs that were never started by their start deadline (a set of ids), for stats. */
@@ -76,6 +92,8 @@ export function redisKeys(namespace: string = DEFAULT_NAMESPACE): RedisKeys {
       key('instance'),
       key('queue-controls'),
       key('deadlines'),
+      key('has-groups'),
+      key('group-cursors'),
     ],
     scriptPrefixes: [
       jobPrefix,
@@ -86,6 +104,10 @@ export function redisKeys(namespace: string = DEFAULT_NAMESPACE): RedisKeys {
       key('queue-control:'),
       key('leases:'),
       key('expired:'),
+      key('group-ready:'),
+      key('groups:'),
+      key('starts:'),
+      key('start-groups:'),
       key('wake'),
     ],
     channel: key('wake'),
@@ -97,6 +119,14 @@ export function redisKeys(namespace: string = DEFAULT_NAMESPACE): RedisKeys {
     queueControls: key('queue-controls'),
     queueControl: (queue) => key(`queue-control:${queue}`),
     leases: (queue) => key(`leases:${queue}`),
+    groupLeases: (queue, group) => key(`leases:${queue} ${group}`),
+    groupReady: (queue, group) => key(`group-ready:${queue} ${group}`),
+    groups: (queue) => key(`groups:${queue}`),
+    hasGroups: key('has-groups'),
+    groupCursors: key('group-cursors'),
+    starts: (queue) => key(`starts:${queue}`),
+    groupStarts: (queue, group) => key(`starts:${queue} ${group}`),
+    startGroups: (queue) => key(`start-groups:${queue}`),
     deadlines: key('deadlines'),
     expired: (queue) => key(`expired:${queue}`),
     job: (id) => jobPrefix + id,

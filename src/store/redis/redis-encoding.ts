@@ -19,7 +19,7 @@ import {
 } from '../kernel/queue-control.js'
 import { checkSettlements, foldResults } from '../kernel/settlements.js'
 import type { StatsCount } from '../kernel/stats.js'
-import type { ClaimParams, ControlParams, ControlRecord, SettleResult } from '../store.js'
+import type { ClaimParams, ControlParams, ControlRecord, RateLimit, SettleResult } from '../store.js'
 import { jobFields } from './generated/assets.js'
 
 /** Ids are drawn by INCRBY and travel through Lua's doubles: at most 16 digits stay exact. */
@@ -180,7 +180,9 @@ export function mergeSettled(
 /**
  * lua/control.lua's arguments: the stop request, then the queue change (checked before: at most
  * one), whether it may free work for the queue's waiters, and its values. Optional text goes as ''
- * for none or '=' and the text, so that an empty text stays one.
+ * for none or '=' and the text, so that an empty text stays one. A limit goes as '1' to clear them
+ * all (else ''), then one value per field of control.lua's LIMIT_FIELDS: '' to leave it, '-' to
+ * remove it (null), else the number; a rate is two fields, its limit and its window.
  */
 export function controlArgs(params: ControlParams): string[] {
   const { requestStop = false, pause, resume, limit } = params
@@ -193,28 +195,47 @@ export function controlArgs(params: ControlParams): string[] {
   ]
   const optional = (text: string | undefined): string => (text === undefined ? '' : `=${text}`)
   if (pause) args.push(optional(pause.by), optional(pause.reason))
-  // Concurrency is the only limit: clearing them all, or setting it to null, removes it.
-  if (limit) args.push(limit.clear === true || limit.concurrency == null ? '' : integer(limit.concurrency))
+  if (limit) {
+    if (limit.clear === true) {
+      args.push('1')
+    } else {
+      const value = (n: number | null | undefined): string =>
+        n === undefined ? '' : n === null ? '-' : integer(n)
+      const rate = (r: RateLimit | null | undefined): [string, string] =>
+        r === undefined ? ['', ''] : r === null ? ['-', '-'] : [integer(r.limit), integer(r.perMs)]
+      args.push(
+        '',
+        value(limit.concurrency),
+        ...rate(limit.rate),
+        value(limit.groupConcurrency),
+        ...rate(limit.groupRate),
+      )
+    }
+  }
   return args
 }
 
-/** lua/control.lua's reply: the stop time's text (or null), then five values per queue with a setting. */
+/** The settings control.lua returns per queue, after its name, in order (its SETTINGS). */
+const CONTROL_ROW = [
+  'paused_at',
+  'paused_by',
+  'pause_reason',
+  'concurrency',
+  'rate_limit',
+  'rate_per_ms',
+  'group_concurrency',
+  'group_rate_limit',
+  'group_rate_per_ms',
+] as const satisfies readonly Exclude<keyof QueueControlRow, 'queue'>[]
+
+/** lua/control.lua's reply: the stop time's text (or null), then per queue with a setting its name and CONTROL_ROW. */
 export function toControlRecord([stop, flat]: [string | null, (string | null)[]]): ControlRecord {
   const rows: QueueControlRow[] = []
-  for (let i = 0; i < flat.length; i += 5) {
-    const [queue, pausedAt, pausedBy, pauseReason, concurrency] = flat.slice(i, i + 5)
-    rows.push({
-      queue: queue!,
-      paused_at: pausedAt ?? null,
-      paused_by: pausedBy ?? null,
-      pause_reason: pauseReason ?? null,
-      concurrency: concurrency ?? null,
-      rate_limit: null,
-      rate_per_ms: null,
-      group_concurrency: null,
-      group_rate_limit: null,
-      group_rate_per_ms: null,
-    })
+  const width = CONTROL_ROW.length + 1
+  for (let i = 0; i < flat.length; i += width) {
+    const row = { queue: flat[i]! } as QueueControlRow
+    CONTROL_ROW.forEach((column, k) => (row[column] = flat[i + 1 + k] ?? null))
+    rows.push(row)
   }
   return { stopRequestedAt: stop === null ? null : Number(stop), queues: toQueueControls(rows) }
 }

@@ -52,6 +52,7 @@ export const KEY_LAYOUTS: readonly string[] = [
   '0001_key-layout',
   '0002_instance-marker',
   '0003_ready-by-name',
+  '0004_ready-by-group',
 ]
 const LAYOUT_STEPS = numberedSteps(KEY_LAYOUTS)
 

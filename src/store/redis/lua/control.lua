@@ -5,9 +5,12 @@
 -- change with every request, even from a host whose clock is behind: it moves to now or 1 ms past
 -- the previous request. A queue's settings are its queue control hash, listed in the queue
 -- controls set (prelude.lua); a queue left without any loses both. A queue that gets a
--- concurrency limit has the leases of its active jobs gathered into its leases zset (one look at
--- every active job, in pages), and one that loses it has them dropped: from then on the scripts
--- that take, move and end leases keep that zset (prelude.lua, track_lease).
+-- concurrency limit has the leases of its active jobs gathered into its leases zset, and one that
+-- gets a group concurrency limit those of its active jobs with a group into their groups' (one
+-- look at every active job, in pages); one that loses either has them dropped: from then on the
+-- scripts that take, move and end leases keep those zsets (prelude.lua, track_lease,
+-- track_group_lease). A queue left without a rate and a group rate loses its logs of starts
+-- (prelude.lua, window_room) and its rate_opens_at (claim-core.lua).
 -- A plain read (no stop request, no change) writes nothing and, like the GET it replaces, does not
 -- check the namespace's instance marker: a process reads it to tell its connection is back.
 -- include: lib/prelude.lua
@@ -16,9 +19,10 @@
 -- ARGV FIRST: '1' to request a stop, else ''; FIRST + 1: the queue change, '' | 'pause' | 'resume'
 --   | 'limit'; FIRST + 2: its queue; FIRST + 3: '1' when the change may free work for the queue's
 --   waiters (changeFreesWork); then, for 'pause': by and reason, each '' for none or '=' then the
---   text; for 'limit': the concurrency limit, '' for none.
--- Returns: { the stop time (text) or nil, { per queue with a setting: queue, paused_at, paused_by,
---   pause_reason, concurrency (nil where absent) ... } } (the store sorts them by name).
+--   text; for 'limit': '1' to clear every limit, else '', then one value per field of LIMIT_FIELDS
+--   (below), each '' to leave it as it is, '-' to remove it, else the number.
+-- Returns: { the stop time (text) or nil, { per queue with a setting: queue, then its SETTINGS
+--   (nil where absent) ... } } (the store sorts them by name).
 -- Publishes: 'x' on a stop request (wake every waiter); 'r<queue>' when the change may free work,
 --   unless the queue still cannot give any (publish_wakes, prelude.lua).
 local request_stop, change, queue = ARGV[FIRST] == '1', ARGV[FIRST + 1], ARGV[FIRST + 2]
@@ -27,22 +31,38 @@ if request_stop or change ~= '' then
   if lost then return lost end
 end
 
+-- A queue's limits, as the hash's fields (a rate is two: its limit and its window).
+local LIMIT_FIELDS = { 'concurrency', 'rate_limit', 'rate_per_ms', 'group_concurrency', 'group_rate_limit',
+  'group_rate_per_ms' }
+-- Every setting, in the order of the reply's rows (after the queue).
+local SETTINGS = { 'paused_at', 'paused_by', 'pause_reason', 'concurrency', 'rate_limit', 'rate_per_ms',
+  'group_concurrency', 'group_rate_limit', 'group_rate_per_ms' }
+
 -- Optional text as the store sends it: '' for none, else '=' then the text.
 local function optional(arg)
   if arg == '' then return nil end
   return string.sub(arg, 2)
 end
 
--- Takes the leases of the queue's active jobs into its leases zset: they count from now on.
-local function track_queue_leases(leases_of)
+-- Whether a row of SETTINGS holds any setting (a pause's by and reason come with its time).
+local function has_setting(row)
+  return row[1] or row[4] or row[5] or row[6] or row[7] or row[8] or row[9]
+end
+
+-- Takes the leases of the queue's active jobs into its leases zset (`all`) and those of its
+-- active jobs with a group into their groups' (`grouped`): they count from now on.
+local function track_queue_leases(leases_of, all, grouped)
   local start = 0
   while true do
     local page = redis.call('ZRANGE', K_ACTIVE, start, start + UNPACK_MAX - 1)
     if #page == 0 then break end
     for _, id in ipairs(page) do
       local key = P_JOB .. id
-      local job = redis.call('HMGET', key, 's', 'q', 'le')
-      if job[1] == 'active' and job[2] == leases_of and job[3] then track_lease(key, leases_of, id, job[3]) end
+      local job = redis.call('HMGET', key, 's', 'q', 'le', 'g')
+      if job[1] == 'active' and job[2] == leases_of and job[3] then
+        if all then track_lease(key, leases_of, id, job[3]) end
+        if grouped and job[4] then track_group_lease(key, leases_of, job[4], id, job[3]) end
+      end
     end
     start = start + UNPACK_MAX
   end
@@ -55,6 +75,35 @@ local function untrack_queue_leases(leases_of)
     if #page == 0 then break end
     for _, id in ipairs(page) do redis.call('HDEL', P_JOB .. id, 'lq') end
     redis.call('ZREM', leases, unpack(page))
+  end
+end
+
+-- The groups' leases zsets are found through the active jobs marked 'lg' (one look at each).
+local function untrack_group_leases(leases_of)
+  local start = 0
+  while true do
+    local page = redis.call('ZRANGE', K_ACTIVE, start, start + UNPACK_MAX - 1)
+    if #page == 0 then break end
+    for _, id in ipairs(page) do
+      local key = P_JOB .. id
+      local job = redis.call('HMGET', key, 'q', 'g', 'lg')
+      if job[1] == leases_of and job[3] then
+        if job[2] then redis.call('ZREM', group_leases_key(leases_of, job[2]), id) end
+        redis.call('HDEL', key, 'lg')
+      end
+    end
+    start = start + UNPACK_MAX
+  end
+end
+
+local function delete_start_logs(logs_of)
+  redis.call('DEL', P_STARTS .. logs_of)
+  local index = P_START_GROUPS .. logs_of
+  while true do
+    local page = redis.call('ZRANGE', index, 0, UNPACK_MAX - 1)
+    if #page == 0 then break end
+    for _, group in ipairs(page) do redis.call('DEL', group_starts_key(logs_of, group)) end
+    redis.call('ZREM', index, unpack(page))
   end
 end
 
@@ -72,7 +121,7 @@ end
 
 if change ~= '' then
   local key = P_QUEUE_CONTROL .. queue
-  local had_limit = redis.call('HEXISTS', key, 'concurrency') == 1
+  local before = redis.call('HMGET', key, unpack(SETTINGS))
   if change == 'pause' then
     local by, reason = optional(ARGV[FIRST + 4]), optional(ARGV[FIRST + 5])
     redis.call('HSET', key, 'paused_at', string.format('%d', NOW))
@@ -80,22 +129,33 @@ if change ~= '' then
     if reason then redis.call('HSET', key, 'pause_reason', reason) else redis.call('HDEL', key, 'pause_reason') end
   elseif change == 'resume' then
     redis.call('HDEL', key, 'paused_at', 'paused_by', 'pause_reason')
-  elseif ARGV[FIRST + 4] == '' then
-    redis.call('HDEL', key, 'concurrency')
   else
-    redis.call('HSET', key, 'concurrency', ARGV[FIRST + 4])
+    local clear = ARGV[FIRST + 4] == '1'
+    for n, field in ipairs(LIMIT_FIELDS) do
+      local value = clear and '-' or ARGV[FIRST + 4 + n]
+      if value == '-' then
+        redis.call('HDEL', key, field)
+      elseif value ~= '' then
+        redis.call('HSET', key, field, value)
+      end
+    end
   end
-  local setting = redis.call('HMGET', key, 'paused_at', 'concurrency')
-  if setting[1] or setting[2] then
+  local after = redis.call('HMGET', key, unpack(SETTINGS))
+  if has_setting(after) then
     redis.call('SADD', K_QUEUE_CONTROLS, queue)
   else
     redis.call('DEL', key)
     redis.call('SREM', K_QUEUE_CONTROLS, queue)
   end
-  if setting[2] and not had_limit then
-    track_queue_leases(queue)
-  elseif had_limit and not setting[2] then
-    untrack_queue_leases(queue)
+  -- Concurrency (4) and group concurrency (7): their leases zsets.
+  local track_all, track_grouped = after[4] and not before[4], after[7] and not before[7]
+  if track_all or track_grouped then track_queue_leases(queue, track_all, track_grouped) end
+  if before[4] and not after[4] then untrack_queue_leases(queue) end
+  if before[7] and not after[7] then untrack_group_leases(queue) end
+  -- Rate (5) and group rate (8): their logs, kept while either is set.
+  if (before[5] or before[8]) and not (after[5] or after[8]) then
+    delete_start_logs(queue)
+    redis.call('HDEL', key, 'rate_opens_at')
   end
   if ARGV[FIRST + 3] == '1' then
     wake_ready(queue)
@@ -105,11 +165,11 @@ end
 
 local rows = {}
 for _, name in ipairs(redis.call('SMEMBERS', K_QUEUE_CONTROLS)) do
-  local setting = redis.call('HMGET', P_QUEUE_CONTROL .. name, 'paused_at', 'paused_by', 'pause_reason', 'concurrency')
+  local setting = redis.call('HMGET', P_QUEUE_CONTROL .. name, unpack(SETTINGS))
   -- Under an eviction policy a hash may be gone while the set still names it: no setting, no row.
-  if setting[1] or setting[4] then
+  if has_setting(setting) then
     rows[#rows + 1] = name
-    for n = 1, 4 do rows[#rows + 1] = setting[n] end
+    for n = 1, #SETTINGS do rows[#rows + 1] = setting[n] end
   end
 end
 return { stop, rows }

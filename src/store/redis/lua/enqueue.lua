@@ -1,6 +1,6 @@
 -- enqueue: inserts a batch of jobs atomically (one script, so one AOF write and one fsync with
 -- appendfsync always). A job whose unique key is held returns the holder's id and writes nothing.
--- include: lib/prelude.lua, lib/namespace-check.lua, lib/claim-core.lua, lib/deliver.lua
+-- include: lib/prelude.lua, lib/namespace-check.lua, lib/groups.lua, lib/claim-core.lua, lib/deliver.lua
 -- KEYS, ARGV 1-4: the common layout (prelude.lua).
 -- ARGV FIRST..: two per job:
 --   meta: 'queue,name,priority,runAt,delayMs,maxAttempts,timeoutMs,uniqueKey' (runAt and timeoutMs
@@ -146,8 +146,17 @@ for n = 1, count do
     local flag
     if ready then
       local score, member = ready_entry(priority, at, id)
-      add_member(zadds, P_READY .. queue, score, member)
-      add_member(zadds, ready_name_key(queue, name), score, member)
+      if group then
+        -- In its group's zsets, and its group in the queue's (prelude.lua, add_group_ready).
+        add_member(zadds, group_ready_key(queue, group), score, member)
+        add_member(zadds, group_ready_key(queue, group, name), score, member)
+        add_member(zadds, groups_key(queue), '0', group)
+        add_member(zadds, groups_key(queue, name), '0', group)
+        flag_groups(queue)
+      else
+        add_member(zadds, P_READY .. queue, score, member)
+        add_member(zadds, ready_name_key(queue, name), score, member)
+      end
       flag = flag_ready(queue)
     else
       flag = add_scheduled(queue, at_text, id)

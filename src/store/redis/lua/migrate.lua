@@ -8,6 +8,9 @@
 --     (prelude.lua, ready_name_key), for claims with a names filter. Built here from the queues'
 --     ready zsets, in this one script: its time grows with the ready jobs, and the server serves
 --     nothing else meanwhile.
+--   layout 4 (0004_ready-by-group): a ready job with a group is in its group's ready zsets instead
+--     of its queue's (prelude.lua, add_group_ready), so that claims go round the groups. Moved here
+--     from the queues' ready zsets, in this one script too (after layout 3's, when both apply).
 -- include: lib/prelude.lua
 -- KEYS, ARGV 1-4: the common layout (prelude.lua). ARGV 3 is '' at open; a store that is open
 --   already (migrate() called again) passes its marker, checked first, as namespace-check.lua does
@@ -37,6 +40,29 @@ if version >= 1 and version < 3 and latest >= 3 then
         if name then redis.call('ZADD', ready_name_key(queue, name), page[m + 1], page[m]) end
       end
       start = start + UNPACK_MAX
+    end
+  end
+end
+if version >= 1 and version < 4 and latest >= 4 then
+  for _, queue in ipairs(redis.call('SMEMBERS', K_QUEUES)) do
+    local ready = P_READY .. queue
+    local start = 0
+    while true do
+      local page = redis.call('ZRANGE', ready, start, start + UNPACK_MAX - 1, 'WITHSCORES')
+      if #page == 0 then break end
+      local kept = 0
+      for m = 1, #page, 2 do
+        local job = redis.call('HMGET', P_JOB .. id_of_member(page[m]), 'n', 'g')
+        if job[1] and job[2] then
+          redis.call('ZREM', ready, page[m])
+          redis.call('ZREM', ready_name_key(queue, job[1]), page[m])
+          add_group_ready(queue, job[1], job[2], page[m + 1], page[m])
+        else
+          kept = kept + 1
+        end
+      end
+      -- The entries moved out of the zset no longer count in the next page's start.
+      start = start + kept
     end
   end
 end

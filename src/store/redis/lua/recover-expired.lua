@@ -15,8 +15,8 @@
 -- ARGV FIRST: limit; FIRST + 1: '1' to expire jobs past their start deadline, else ''; FIRST + 2:
 --   'all', or 'leases' then three per lease: id, token, expiry.
 -- Returns: { {retried ids}, {dead ids}, {expired ids} }.
--- Publishes: 'r<queue>' for jobs back in line, and for a queue with a concurrency limit that a
---   recovered job makes room in (untrack_lease, prelude.lua).
+-- Publishes: 'r<queue>' for jobs back in line, and for a queue with a concurrency or group
+--   concurrency limit that a recovered job makes room in (untrack_lease, prelude.lua).
 -- Uses: the active zset (one range read for 'all'; nothing when no lease has run out). An entry
 --   whose job hash is gone (evicted) is dropped (forget_job, prelude.lua).
 local expired = ARGV[FIRST + 1] == '1' and expire_jobs(tonumber(ARGV[FIRST])) or {}
@@ -32,7 +32,9 @@ local retried, dead = {}, {}
 for _, candidate in ipairs(candidates) do
   local id = candidate[1]
   local key = P_JOB .. id
-  local job = redis.call('HMGET', key, 's', 'q', 'pr', 'ra', 'a', 'ma', 'w', 'lt', 'le', 'dv', 'n', 'lq', 'x')
+  local job = redis.call('HMGET', key, 's', 'q', 'pr', 'ra', 'a', 'ma', 'w', 'lt', 'le', 'dv', 'n', 'lq', 'x', 'g',
+    'lg')
+  local group = job[14] or nil
   local expires_at = tonumber(job[9])
   if not job[2] then
     redis.call('ZREM', K_ACTIVE, id)
@@ -41,11 +43,12 @@ for _, candidate in ipairs(candidates) do
     and (candidate[2] == nil or (job[8] == candidate[2] and expires_at == tonumber(candidate[3]))) then
     redis.call('ZREM', K_ACTIVE, id)
     if job[12] then untrack_lease(key, job[2], id) end
+    if job[15] then untrack_group_lease(key, job[2], group, id) end
     redis.call('HDEL', key, 'lt', 'le', 'w', 'dv')
     if job[10] then
       redis.call('HINCRBY', key, 'a', -1)
       redis.call('HSET', key, 's', 'ready', 'u', NOW)
-      add_ready(job[2], job[11], job[3], job[4], id)
+      add_ready(job[2], job[11], job[3], job[4], id, group)
       if job[13] then track_deadline(id, job[13]) end
       retried[#retried + 1] = id
     else
@@ -59,7 +62,7 @@ for _, candidate in ipairs(candidates) do
         dead[#dead + 1] = id
       else
         redis.call('HSET', key, 's', 'ready')
-        add_ready(job[2], job[11], job[3], job[4], id)
+        add_ready(job[2], job[11], job[3], job[4], id, group)
         if job[13] then track_deadline(id, job[13]) end
         retried[#retried + 1] = id
       end

@@ -10,7 +10,8 @@
 -- from an enqueue to its handler, which delivery exists to shorten. So that it writes nothing
 -- else, a take leaves a job whose hash is gone to the next plain renewal or recovery.
 -- A job of a queue with a concurrency limit ('lq') moves its entry in the queue's leases zset too
--- (prelude.lua, track_lease), so that its limit counts the lease as long as it lives.
+-- (prelude.lua, track_lease), so that its limit counts the lease as long as it lives; one of a
+-- queue with a group concurrency limit ('lg') its entry in its group's (track_group_lease).
 -- include: lib/prelude.lua, lib/namespace-check.lua
 -- flags: allow-oom
 -- KEYS, ARGV 1-4: the common layout (prelude.lua).
@@ -25,7 +26,7 @@ local lease_expires_at = NOW + tonumber(ARGV[FIRST])
 local results = {}
 for i = FIRST + 2, #ARGV, 2 do
   local id, key = ARGV[i], P_JOB .. ARGV[i]
-  local job = redis.call('HMGET', key, 's', 'lt', 'q', 'lq')
+  local job = redis.call('HMGET', key, 's', 'lt', 'q', 'lq', 'g', 'lg')
   if not job[3] then
     if not delivered then
       redis.call('ZREM', K_ACTIVE, id)
@@ -37,6 +38,7 @@ for i = FIRST + 2, #ARGV, 2 do
     redis.call('HDEL', key, 'dv')
     redis.call('ZADD', K_ACTIVE, lease_expires_at, id)
     if job[4] then redis.call('ZADD', P_LEASES .. job[3], lease_expires_at, id) end
+    if job[6] then redis.call('ZADD', group_leases_key(job[3], job[5]), lease_expires_at, id) end
     results[#results + 1] = 1
   else
     results[#results + 1] = 0

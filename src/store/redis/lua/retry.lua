@@ -12,7 +12,7 @@
 -- Moves a dead job of `queue` back to ready; false (and nothing written to it) when its hash is gone.
 local function revive(id, queue)
   local key = P_JOB .. id
-  local job = redis.call('HMGET', key, 'pr', 'q', 'n', 'x')
+  local job = redis.call('HMGET', key, 'pr', 'q', 'n', 'x', 'g')
   redis.call('ZREM', P_DEAD .. queue, id)
   if not job[2] then
     forget_job(id)
@@ -26,7 +26,7 @@ local function revive(id, queue)
     redis.call('HDEL', key, 'f', 'r')
   end
   redis.call('HSET', key, 's', 'ready', 'a', 0, 'ra', NOW, 'u', NOW)
-  add_ready(queue, job[3], job[1], NOW, id)
+  add_ready(queue, job[3], job[1], NOW, id, job[5] or nil)
   return true
 end
 

@@ -1,6 +1,6 @@
 -- settle with a claim: settle_items, then claim_jobs, in one script: a busy worker's usual step costs one
 -- round trip and one AOF write.
--- include: lib/prelude.lua, lib/namespace-check.lua, lib/settle-core.lua, lib/claim-core.lua
+-- include: lib/prelude.lua, lib/namespace-check.lua, lib/settle-core.lua, lib/groups.lua, lib/claim-core.lua
 -- flags: allow-oom
 -- KEYS, ARGV 1-4: the common layout (prelude.lua).
 -- ARGV FIRST..: settle_items's arguments (lib/settle-core.lua), then claim_args's (lib/claim-core.lua).

@@ -8,7 +8,7 @@
 --   ... }; expired: the dead jobs never started by their start deadline (the queue's expired set).
 --   for every known queue (the store drops queues with no jobs).
 -- Cost: a few O(log n) counts per queue, plus one HGET per active job (bounded by the workers'
---   concurrency) to count them per queue.
+--   concurrency) to count them per queue, and one ZCARD per group with ready jobs.
 -- Counts entries: under eviction (prelude.lua), one whose job hash is gone is counted until a
 --   claim, purge or retry meets it; an active one is not counted (its queue is unknown).
 local since = NOW - tonumber(ARGV[FIRST])
@@ -17,13 +17,23 @@ for _, id in ipairs(redis.call('ZRANGE', K_ACTIVE, 0, -1)) do
   local queue = redis.call('HGET', P_JOB .. id, 'q')
   if queue then active[queue] = (active[queue] or 0) + 1 end
 end
+-- A queue's grouped ready jobs (prelude.lua): its groups' zsets, a page of groups at a time.
+local function grouped_ready(queue)
+  local count, from = 0, '-'
+  while true do
+    local groups = redis.call('ZRANGEBYLEX', groups_key(queue), from, '+', 'LIMIT', 0, UNPACK_MAX)
+    for _, group in ipairs(groups) do count = count + redis.call('ZCARD', group_ready_key(queue, group)) end
+    if #groups < UNPACK_MAX then return count end
+    from = '(' .. groups[#groups]
+  end
+end
 local rows = {}
 for _, queue in ipairs(redis.call('SMEMBERS', K_QUEUES)) do
   local scheduled = redis.call('ZCARD', P_SCHEDULED .. queue)
   local due = redis.call('ZCOUNT', P_SCHEDULED .. queue, '-inf', NOW)
   local completed, dead = P_COMPLETED .. queue, P_DEAD .. queue
   rows[#rows + 1] = queue
-  rows[#rows + 1] = redis.call('ZCARD', P_READY .. queue) + due
+  rows[#rows + 1] = redis.call('ZCARD', P_READY .. queue) + grouped_ready(queue) + due
   rows[#rows + 1] = scheduled - due
   rows[#rows + 1] = active[queue] or 0
   rows[#rows + 1] = redis.call('ZCARD', completed)

@@ -26,7 +26,7 @@ local DELIVERY_LEASE_MS = 2000
 -- Queues of this script's ready jobs that may still hold some after the deliveries.
 local function undelivered_ready_queues()
   for queue in pairs(ready_queues) do
-    if redis.call('ZCARD', P_READY .. queue) == 0 then ready_queues[queue] = nil end
+    if not holds_ready(queue) then ready_queues[queue] = nil end
   end
 end
 

@@ -18,8 +18,8 @@
 --   id counter (string, INCR)          jobs index (zset id -> id, for listJobs)
 --   active (zset leaseExpiresAt -> id) queues (set of queue names)
 --   unique keys (hash uniqueKey -> id) stop (string, epoch ms)   schema version (string)
---   has-ready: queues whose ready zset may hold jobs (set); has-scheduled: queues whose scheduled
---   zset may hold jobs (set). They let a claim over many queues skip the empty ones with one
+--   has-ready: queues whose ready zsets may hold jobs (set; their own, or their groups': below);
+--   has-scheduled: queues whose scheduled zset may hold jobs (set). They let a claim over many queues skip the empty ones with one
 --   SMISMEMBER each: a flag is set whenever a job goes in, and cleared when a claim or a cancel
 --   finds the zset empty. A flagged queue is in the queues set: only an enqueue adds a queue
 --   there, and nothing takes one out (enqueue.lua relies on it).
@@ -27,7 +27,7 @@
 --   replicated (written under REPL_NONE): a waiter lives only as long as its connection.
 --   instance marker (string: a random id that migrate.lua writes once; checked below)
 --   queue controls: the queues with a setting (set of queue names: control.lua), each with its
---   hash (below). A claim looks them up with one SMISMEMBER (queue_room).
+--   hash (below). A claim looks them up with one SMISMEMBER (queue_gate).
 --   deadlines (zset expiresAt -> id): the jobs with a start deadline ('x') that have not started,
 --   ready or scheduled, in every queue: what a claim and the recoverer's sweep end once their
 --   deadline passes (expire_jobs below). A job goes in when it enters ready or scheduled with an
@@ -35,14 +35,22 @@
 --   While it may hold jobs, the has-scheduled set holds DEADLINES_FLAG too (below), which no queue
 --   name can be: a claim reads it with the has-scheduled lookup it makes anyway, so in a store
 --   without deadlines a claim sends no command more for them.
+--   has-groups: the queues whose groups zset may hold groups (set), and has-ready holds
+--   GROUPS_FLAG while it may hold queues (below: grouped ready jobs).
+--   group cursors (hash queue -> the group its claims served last, '' for the jobs without one:
+--   lib/claim-core.lua's rotation).
 -- The prefixes (P_ names), completed by an id or a queue name: job (hash), ready (zset), scheduled
 --   (zset runAt -> id), completed (zset finishedAt -> id), dead (zset finishedAt -> id), queue
---   control (hash of a queue with a setting: paused_at, paused_by, pause_reason, concurrency, each
---   absent when null; no hash when it has none), leases (zset leaseExpiresAt -> id: the active
---   jobs of a queue with a concurrency limit, kept only while it has one: track_lease below); and
---   expired (set of ids: a queue's dead jobs that were never started by their start deadline, for
---   stats; an id leaves it when its job is retried or purged); and the wake channel (a shard
---   channel: SPUBLISH, so on Redis Cluster it stays on the namespace's node).
+--   control (hash of a queue with a setting: paused_at, paused_by, pause_reason, concurrency,
+--   rate_limit, rate_per_ms, group_concurrency, group_rate_limit, group_rate_per_ms, each absent
+--   when null; no hash when it has none; and rate_opens_at, a claim's hint for waiters:
+--   claim-core.lua), leases (zset leaseExpiresAt -> id: the active jobs of a queue with a
+--   concurrency limit, kept only while it has one: track_lease below; with ' ' and a group, those
+--   of the group while the queue has a group concurrency limit: track_group_lease); expired (set
+--   of ids: a queue's dead jobs that were never started by their start deadline, for stats; an id
+--   leaves it when its job is retried or purged); group-ready and groups (grouped ready jobs,
+--   below); starts and start-groups (rate limits' logs of starts: window_room below); and the wake
+--   channel (a shard channel: SPUBLISH, so on Redis Cluster it stays on the namespace's node).
 -- ARGV 2: now (epoch ms), or '' to use the server's clock (TIME), one clock for every host.
 -- ARGV 3: the instance marker the store read when it opened ('' only for migrate.lua at open).
 -- ARGV 4: '1' when the store was opened with allowEviction (the server may evict keys), else ''.
@@ -56,7 +64,8 @@
 --   a attempts, ma maxAttempts, to timeoutMs, uk uniqueKey, lt lease token, le leaseExpiresAt,
 --   w workerId, e lastError (JSON), r result (JSON), c createdAt, u updatedAt, f finishedAt, dv 1
 --   while an active job was delivered to a waiter that has not taken it (deliver.lua), lq 1 while
---   its lease is in its queue's leases zset (its queue has a concurrency limit), g group, x
+--   its lease is in its queue's leases zset (its queue has a concurrency limit), lg 1 while it is in
+--   its group's (its queue has a group concurrency limit), g group, x
 --   expiresAt (the start deadline; a dead job keeps it unless retried: retry.lua). Of an active
 --   job, u is when its lease was last set (claim, renewal, take): le - u is the lease's length.
 --   A null is an absent field. Left out to keep an enqueue cheap: a absent is 0 attempts, u absent
@@ -69,15 +78,18 @@
 --   name (P_READY .. queue .. ' ' .. name: ready_name_key; names have a queue's characters, so
 --   never a space), with the same entry. A claim with a names filter reads the first entries of
 --   each name it asks for and merges them, whatever stands ahead in the queue (claim-core.lua).
+--   A ready job with a group is in its group's two instead (group-ready: add_ready below), so that
+--   a claim can go round the groups.
 -- What one call is about. Set by begin(), which every script runs first (the generated code calls
 -- it: scripts/embed-assets.mjs), so that these definitions can be made once, when the library of
 -- functions is loaded, rather than on every call (redis-scripts.ts).
 local KEYS, ARGV, ROOT, NOW, INSTANCE, EVICTION_ALLOWED
 local K_ID, K_JOBS, K_ACTIVE, K_QUEUES, K_UNIQUE, K_STOP, K_SCHEMA, K_HAS_READY, K_HAS_SCHEDULED, K_WAITERS, K_INSTANCE
-local K_QUEUE_CONTROLS, K_DEADLINES
-local P_JOB, P_READY, P_SCHEDULED, P_COMPLETED, P_DEAD, P_QUEUE_CONTROL, P_LEASES, P_EXPIRED, CHANNEL
+local K_QUEUE_CONTROLS, K_DEADLINES, K_HAS_GROUPS, K_GROUP_CURSORS
+local P_JOB, P_READY, P_SCHEDULED, P_COMPLETED, P_DEAD, P_QUEUE_CONTROL, P_LEASES, P_EXPIRED, P_GROUP_READY, P_GROUPS
+local P_STARTS, P_START_GROUPS, CHANNEL
 -- Wake-ups to publish, and the queues flagged, by this call (publish_wakes, flag_ready below).
-local ready_queues, due_at, flagged_ready, flagged_scheduled, flagged_deadlines
+local ready_queues, due_at, flagged_ready, flagged_scheduled, flagged_deadlines, flagged_groups
 local FIRST = 5
 
 local function begin(keys, argv)
@@ -87,12 +99,15 @@ local function begin(keys, argv)
   if argv[1] ~= ROOT then
     ROOT = argv[1]
     K_ID, K_JOBS, K_ACTIVE, K_QUEUES, K_UNIQUE, K_STOP, K_SCHEMA, K_HAS_READY, K_HAS_SCHEDULED, K_WAITERS,
-      K_INSTANCE, K_QUEUE_CONTROLS, K_DEADLINES = ROOT .. 'id', ROOT .. 'jobs', ROOT .. 'active',
-      ROOT .. 'queues', ROOT .. 'unique', ROOT .. 'stop', ROOT .. 'schema', ROOT .. 'has-ready',
-      ROOT .. 'has-scheduled', ROOT .. 'waiters', ROOT .. 'instance', ROOT .. 'queue-controls', ROOT .. 'deadlines'
-    P_JOB, P_READY, P_SCHEDULED, P_COMPLETED, P_DEAD, P_QUEUE_CONTROL, P_LEASES, P_EXPIRED, CHANNEL =
+      K_INSTANCE, K_QUEUE_CONTROLS, K_DEADLINES, K_HAS_GROUPS, K_GROUP_CURSORS = ROOT .. 'id', ROOT .. 'jobs',
+      ROOT .. 'active', ROOT .. 'queues', ROOT .. 'unique', ROOT .. 'stop', ROOT .. 'schema', ROOT .. 'has-ready',
+      ROOT .. 'has-scheduled', ROOT .. 'waiters', ROOT .. 'instance', ROOT .. 'queue-controls', ROOT .. 'deadlines',
+      ROOT .. 'has-groups', ROOT .. 'group-cursors'
+    P_JOB, P_READY, P_SCHEDULED, P_COMPLETED, P_DEAD, P_QUEUE_CONTROL, P_LEASES, P_EXPIRED, P_GROUP_READY,
+      P_GROUPS, P_STARTS, P_START_GROUPS, CHANNEL =
       ROOT .. 'job:', ROOT .. 'ready:', ROOT .. 'scheduled:', ROOT .. 'completed:', ROOT .. 'dead:',
-      ROOT .. 'queue-control:', ROOT .. 'leases:', ROOT .. 'expired:', ROOT .. 'wake'
+      ROOT .. 'queue-control:', ROOT .. 'leases:', ROOT .. 'expired:', ROOT .. 'group-ready:', ROOT .. 'groups:',
+      ROOT .. 'starts:', ROOT .. 'start-groups:', ROOT .. 'wake'
   end
   NOW = tonumber(argv[2])
   if NOW == nil then
@@ -100,7 +115,8 @@ local function begin(keys, argv)
     NOW = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
   end
   INSTANCE, EVICTION_ALLOWED = argv[3], argv[4] == '1'
-  ready_queues, due_at, flagged_ready, flagged_scheduled, flagged_deadlines = {}, {}, {}, {}, false
+  -- flagged_groups: a table once this call has flagged a queue's groups (flag_groups), else nil.
+  ready_queues, due_at, flagged_ready, flagged_scheduled, flagged_deadlines, flagged_groups = {}, {}, {}, {}, false, nil
 end
 
 -- Whether the namespace is still the one the store opened: nil when it is, else the error to
@@ -146,17 +162,62 @@ local function smismember(key, members, extra)
   return flags, found
 end
 
--- Queue control (control.lua keeps it). How many jobs a claim may take now of a queue that is in
--- the queue controls set: 0 while it is paused; with a concurrency limit, the limit less its
--- jobs holding a live lease (expiry after now: one that ran out no longer counts), and true; nil
--- when it has neither. A queue not in the set costs its claim nothing more than its SMISMEMBER.
-local function queue_room(queue)
-  local control = redis.call('HMGET', P_QUEUE_CONTROL .. queue, 'paused_at', 'concurrency')
-  local concurrency = tonumber(control[2])
-  if control[1] then return 0, concurrency ~= nil end
-  if concurrency == nil then return nil, false end
-  local live = redis.call('ZCOUNT', P_LEASES .. queue, '(' .. string.format('%d', NOW), '+inf')
-  return math.max(concurrency - live, 0), true
+-- Rate limits: a sliding-window log of starts. A queue with a rate or a group rate (control.lua
+-- keeps the settings) logs every job a claim leases (a delivery too) in starts:<queue> (zset lease
+-- token -> the claim's time: a token is unique per start, an id is not, as a job may start again
+-- within the window), and a job with a group in starts:<queue> <group> too, whichever of the two
+-- limits is set (as the SQL stores keep one row per start); start-groups:<queue> (zset group -> its
+-- latest start) names the groups' logs, so that those whose every start has left the window are
+-- deleted (record_start) and control.lua finds them all. A start at s counts while NOW - s < perMs.
+-- How many more starts the window of `limit` per `per_ms` whose log is `key` allows now; when none,
+-- also when it lets the next one in: its limit-th newest counted start + per_ms (kernel/
+-- queue-control.ts windowOpensAt).
+local function group_starts_key(queue, group)
+  return P_STARTS .. queue .. ' ' .. group
+end
+local function window_room(key, limit, per_ms)
+  local since = '(' .. string.format('%d', NOW - per_ms)
+  local counted = redis.call('ZCOUNT', key, since, '+inf')
+  if counted < limit then return limit - counted end
+  local start = redis.call('ZREVRANGEBYSCORE', key, '+inf', since, 'WITHSCORES', 'LIMIT', limit - 1, 1)
+  return 0, tonumber(start[2]) + per_ms
+end
+
+-- Queue control of a queue in the queue controls set (control.lua keeps it), as a claim reads it:
+-- its settings (one HMGET) and `room`, how many of its jobs a claim may take now: 0 while it is
+-- paused; with a concurrency limit, the limit less its jobs holding a live lease (expiry after
+-- now: one that ran out no longer counts); with a rate, no more than its window allows, and then
+-- `opens`, when the window lets the next start in (rate_room 0); nil when nothing limits it. A
+-- queue not in the set costs its claim nothing more than its SMISMEMBER.
+-- The gate's other fields: concurrency (its leases are tracked: track_lease), rate_room,
+-- group_concurrency, group_rate_limit and group_rate_per_ms (lib/groups.lua), logs (its starts are
+-- logged), window (how long a start is kept: the longer of its rate windows), hint (rate_opens_at:
+-- when a claim last saw a rate window it was held by let the next start in).
+local function queue_gate(queue)
+  local control = redis.call('HMGET', P_QUEUE_CONTROL .. queue, 'paused_at', 'concurrency', 'rate_limit',
+    'rate_per_ms', 'group_concurrency', 'group_rate_limit', 'group_rate_per_ms', 'rate_opens_at')
+  local rate_limit, rate_per_ms = tonumber(control[3]), tonumber(control[4])
+  local gate = { concurrency = tonumber(control[2]), group_concurrency = tonumber(control[5]),
+    group_rate_limit = tonumber(control[6]), group_rate_per_ms = tonumber(control[7]), hint = tonumber(control[8]) }
+  gate.rate_limit, gate.rate_per_ms = rate_limit, rate_per_ms
+  if rate_limit or gate.group_rate_limit then
+    gate.logs = true
+    gate.window = math.max(rate_per_ms or 0, gate.group_rate_per_ms or 0)
+  end
+  if control[1] then
+    gate.room = 0
+    return gate
+  end
+  if gate.concurrency then
+    local live = redis.call('ZCOUNT', P_LEASES .. queue, '(' .. string.format('%d', NOW), '+inf')
+    gate.room = math.max(gate.concurrency - live, 0)
+  end
+  -- A queue at its concurrency limit is woken when a lease ends: its window is not looked at.
+  if rate_limit and gate.room ~= 0 then
+    gate.rate_room, gate.opens = window_room(P_STARTS .. queue, rate_limit, rate_per_ms)
+    if gate.room == nil or gate.rate_room < gate.room then gate.room = gate.rate_room end
+  end
+  return gate
 end
 
 -- Under an eviction policy (allowEviction), Redis may have dropped a job's hash while an index
@@ -202,6 +263,31 @@ local function id_of_member(member)
   return string.match(member, '^0*(%d+)$', 17)
 end
 
+-- Grouped ready jobs (a job with a group, 'g', that is ready): not in the queue's ready zsets but
+-- in its group's, so that a claim can go round the groups (lib/groups.lua): group-ready:<queue>
+-- <group> (every name) and group-ready:<queue>/<name> <group> (one name), with the same entries
+-- as the ready zsets, and the groups that have some in groups:<queue> and groups:<queue>/<name>
+-- (zsets of score 0: in byte order, ZRANGEBYLEX). Queue names and job names hold neither '/' nor
+-- a space, so no two of these keys are the same whatever the group (1-255 characters of any kind).
+-- A queue with grouped ready jobs is in the has-groups set, and has-ready holds GROUPS_FLAG while
+-- that set may hold queues: a claim reads it in the SMISMEMBER of has-ready it makes anyway, so in
+-- a store without grouped ready jobs it sends no command more for them. A queue whose ready jobs
+-- all have no group keeps today's layout, order and cost.
+local GROUPS_FLAG = '+groups'
+local function group_ready_key(queue, group, name)
+  if name then return P_GROUP_READY .. queue .. '/' .. name .. ' ' .. group end
+  return P_GROUP_READY .. queue .. ' ' .. group
+end
+local function groups_key(queue, name)
+  if name then return P_GROUPS .. queue .. '/' .. name end
+  return P_GROUPS .. queue
+end
+
+-- Whether a queue may hold ready jobs, with a group or without.
+local function holds_ready(queue)
+  return redis.call('EXISTS', P_READY .. queue, P_GROUPS .. queue) > 0
+end
+
 -- Wake-ups, published once per queue at the end of a script (publish_wakes): 'r<queue>' when a
 -- job became ready, 's<runAt> <queue>' for the earliest new scheduled job of a queue.
 local function wake_ready(queue)
@@ -211,21 +297,31 @@ local function wake_due(queue, run_at)
   if due_at[queue] == nil or run_at < due_at[queue] then due_at[queue] = run_at end
 end
 -- Whether a queue's waiters could claim none of its jobs now (it is paused, or at its
--- concurrency limit): publish_wakes sends them nothing, which would only make them wait again,
--- once per enqueue; what frees the queue (a resume, a limit raised, a lease ended) wakes them.
+-- concurrency limit or its rate): publish_wakes sends them nothing, which would only make them
+-- wait again, once per enqueue; what frees the queue (a resume, a limit raised, a lease ended)
+-- wakes them. A queue held by its rate only says when its window opens: its waiters are sent
+-- that time instead ('s'), as for a scheduled job, since nothing else will wake them then.
 -- `controls`: whether any queue has a setting, one EXISTS per script that wakes anybody.
 local function closed_queue(controls, queue)
-  return controls and redis.call('SISMEMBER', K_QUEUE_CONTROLS, queue) == 1 and queue_room(queue) == 0
+  if not controls or redis.call('SISMEMBER', K_QUEUE_CONTROLS, queue) == 0 then return false end
+  local gate = queue_gate(queue)
+  return gate.room == 0, gate.opens
 end
 local function publish_wakes()
   if next(ready_queues) == nil and next(due_at) == nil then return end
   local controls = redis.call('EXISTS', K_QUEUE_CONTROLS) == 1
   for queue in pairs(ready_queues) do
-    if not closed_queue(controls, queue) then redis.call('SPUBLISH', CHANNEL, 'r' .. queue) end
+    local closed, opens = closed_queue(controls, queue)
+    if not closed then
+      redis.call('SPUBLISH', CHANNEL, 'r' .. queue)
+    elseif opens then
+      redis.call('SPUBLISH', CHANNEL, 's' .. string.format('%d', opens) .. ' ' .. queue)
+    end
   end
   for queue, at in pairs(due_at) do
-    if not closed_queue(controls, queue) then
-      redis.call('SPUBLISH', CHANNEL, 's' .. string.format('%d', at) .. ' ' .. queue)
+    local closed, opens = closed_queue(controls, queue)
+    if not closed or opens then
+      redis.call('SPUBLISH', CHANNEL, 's' .. string.format('%d', math.max(at, opens or at)) .. ' ' .. queue)
     end
   end
 end
@@ -245,7 +341,22 @@ end
 local function untrack_lease(key, queue, id)
   redis.call('ZREM', P_LEASES .. queue, id)
   redis.call('HDEL', key, 'lq')
-  if redis.call('EXISTS', P_READY .. queue, P_SCHEDULED .. queue) > 0 then wake_ready(queue) end
+  if redis.call('EXISTS', P_READY .. queue, P_SCHEDULED .. queue, P_GROUPS .. queue) > 0 then wake_ready(queue) end
+end
+
+-- The same for a group concurrency limit: leases:<queue> <group> holds the leases of the active
+-- jobs of that group while the queue has a group concurrency limit, and 'lg' marks them.
+local function group_leases_key(queue, group)
+  return P_LEASES .. queue .. ' ' .. group
+end
+local function track_group_lease(key, queue, group, id, expires_at)
+  redis.call('ZADD', group_leases_key(queue, group), expires_at, id)
+  redis.call('HSET', key, 'lg', 1)
+end
+local function untrack_group_lease(key, queue, group, id)
+  redis.call('ZREM', group_leases_key(queue, group), id)
+  redis.call('HDEL', key, 'lg')
+  if redis.call('EXISTS', P_GROUPS .. queue, P_SCHEDULED .. queue) > 0 then wake_ready(queue) end
 end
 
 -- Flags a queue as holding ready jobs (once per script) and wakes its waiters. Returns SADD's
@@ -260,23 +371,86 @@ local function flag_ready(queue)
   return added
 end
 
+-- Flags a queue as holding grouped ready jobs (once per script), and the store (GROUPS_FLAG).
+local function flag_groups(queue)
+  if flagged_groups == nil then
+    flagged_groups = {}
+  elseif flagged_groups[queue] then
+    return
+  end
+  flagged_groups[queue] = true
+  redis.call('SADD', K_HAS_GROUPS, queue)
+  if not flagged_groups[GROUPS_FLAG] then
+    flagged_groups[GROUPS_FLAG] = true
+    redis.call('SADD', K_HAS_READY, GROUPS_FLAG)
+  end
+end
+
+-- Clears the flags of a queue whose groups zset is empty (and the store's, with the last queue).
+local function unflag_groups(queue)
+  redis.call('SREM', K_HAS_GROUPS, queue)
+  if flagged_groups then flagged_groups[queue] = nil end
+  if redis.call('EXISTS', K_HAS_GROUPS) == 0 then
+    redis.call('SREM', K_HAS_READY, GROUPS_FLAG)
+    if flagged_groups then flagged_groups[GROUPS_FLAG] = nil end
+  end
+end
+
+-- Clears the has-ready flag of a queue left without ready jobs, of either kind.
+local function unflag_ready_if_empty(queue)
+  if not holds_ready(queue) then redis.call('SREM', K_HAS_READY, queue) end
+end
+
 -- The ready zset of a queue's jobs of one name (see the ready zsets above).
 local function ready_name_key(queue, name)
   return P_READY .. queue .. ' ' .. name
 end
 
--- Adds a job to its queue's ready zsets (the queue's and its name's), flagging the queue.
-local function add_ready(queue, name, priority, run_at, id)
+-- Adds a grouped ready job's entry to its group's zsets and its group to the queue's groups zsets.
+local function add_group_ready(queue, name, group, score, member)
+  redis.call('ZADD', group_ready_key(queue, group), score, member)
+  redis.call('ZADD', group_ready_key(queue, group, name), score, member)
+  redis.call('ZADD', groups_key(queue), 0, group)
+  redis.call('ZADD', groups_key(queue, name), 0, group)
+  flag_groups(queue)
+end
+
+-- After a grouped ready job's entry left its group's zset (`name`: its name's too), the group leaves
+-- the groups zsets it no longer has jobs for, and a queue left without groups loses its flag.
+-- Returns whether the group has no ready job left.
+local function group_entry_gone(queue, group, name)
+  if name and redis.call('EXISTS', group_ready_key(queue, group, name)) == 0 then
+    redis.call('ZREM', groups_key(queue, name), group)
+  end
+  if redis.call('EXISTS', group_ready_key(queue, group)) == 1 then return false end
+  redis.call('ZREM', groups_key(queue), group)
+  if redis.call('EXISTS', groups_key(queue)) == 0 then unflag_groups(queue) end
+  return true
+end
+
+-- Adds a job to its queue's ready zsets (the queue's and its name's; its group's when it has one:
+-- `group`, its 'g' or nil), flagging the queue.
+local function add_ready(queue, name, priority, run_at, id, group)
   local score, member = ready_entry(priority, run_at, id)
-  redis.call('ZADD', P_READY .. queue, score, member)
-  redis.call('ZADD', ready_name_key(queue, name), score, member)
+  if group then
+    add_group_ready(queue, name, group, score, member)
+  else
+    redis.call('ZADD', P_READY .. queue, score, member)
+    redis.call('ZADD', ready_name_key(queue, name), score, member)
+  end
   flag_ready(queue)
 end
 
--- Takes a ready job's entry out of both its zsets.
-local function remove_ready(queue, name, member)
-  redis.call('ZREM', P_READY .. queue, member)
-  redis.call('ZREM', ready_name_key(queue, name), member)
+-- Takes a ready job's entry out of both its zsets (its group's, with a group).
+local function remove_ready(queue, name, member, group)
+  if group then
+    redis.call('ZREM', group_ready_key(queue, group), member)
+    redis.call('ZREM', group_ready_key(queue, group, name), member)
+    group_entry_gone(queue, group, name)
+  else
+    redis.call('ZREM', P_READY .. queue, member)
+    redis.call('ZREM', ready_name_key(queue, name), member)
+  end
 end
 
 -- run_at: a number, or its text (enqueue.lua). Returns as flag_ready does, for the has-scheduled flag.
@@ -335,13 +509,13 @@ local function expire_jobs(limit)
   local ended, emptied_ready, emptied_scheduled = {}, {}, {}
   for _, id in ipairs(ids) do
     local key = P_JOB .. id
-    local job = redis.call('HMGET', key, 's', 'q', 'n', 'ra')
+    local job = redis.call('HMGET', key, 's', 'q', 'n', 'ra', 'g')
     local state, queue = job[1], job[2]
     if not queue then
       forget_job(id)
     elseif state == 'ready' or state == 'scheduled' then
       if state == 'ready' then
-        remove_ready(queue, job[3], ready_member(job[4], id))
+        remove_ready(queue, job[3], ready_member(job[4], id), job[5])
         emptied_ready[queue] = true
       else
         redis.call('ZREM', P_SCHEDULED .. queue, id)
@@ -354,9 +528,7 @@ local function expire_jobs(limit)
   for first = 1, #ids, UNPACK_MAX do
     redis.call('ZREM', K_DEADLINES, unpack(ids, first, math.min(first + UNPACK_MAX - 1, #ids)))
   end
-  for queue in pairs(emptied_ready) do
-    if redis.call('ZCARD', P_READY .. queue) == 0 then redis.call('SREM', K_HAS_READY, queue) end
-  end
+  for queue in pairs(emptied_ready) do unflag_ready_if_empty(queue) end
   for queue in pairs(emptied_scheduled) do
     if redis.call('ZCARD', P_SCHEDULED .. queue) == 0 then redis.call('SREM', K_HAS_SCHEDULED, queue) end
   end
@@ -380,11 +552,12 @@ end
 -- Puts a job back in line as ready (run_at <= NOW) or scheduled, by its hash fields; `expires_at`,
 -- its 'x' (nil for none): a job back in line may still end by its start deadline, as one that
 -- never started does (the SQL stores' deadline index holds every ready or scheduled job with one).
-local function put_back(key, id, queue, name, priority, run_at, expires_at)
+-- `group`: its 'g' (nil for none).
+local function put_back(key, id, queue, name, priority, run_at, expires_at, group)
   if expires_at then track_deadline(id, expires_at) end
   if run_at <= NOW then
     redis.call('HSET', key, 's', 'ready')
-    add_ready(queue, name, priority, run_at, id)
+    add_ready(queue, name, priority, run_at, id, group)
   else
     redis.call('HSET', key, 's', 'scheduled')
     add_scheduled(queue, run_at, id)

@@ -12,7 +12,8 @@
 --   again (put_back, prelude.lua): as in the SQL stores, it ends as expired if its deadline passes
 --   before it is claimed again.
 -- The wake-ups for jobs put back in line ('r<queue>' / 's<runAt> <queue>'), and for the queues
---   with a concurrency limit that a settled job makes room in ('r<queue>': untrack_lease), are
+--   with a concurrency or group concurrency limit that a settled job makes room in ('r<queue>':
+--   untrack_lease, untrack_group_lease), are
 --   published by the script's publish_wakes() (prelude.lua).
 local function settle_items(i)
   local count = tonumber(ARGV[i])
@@ -22,7 +23,7 @@ local function settle_items(i)
     local kind, id, token, run_at, data = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
     i = i + 5
     local key = P_JOB .. id
-    local job = redis.call('HMGET', key, 's', 'lt', 'q', 'pr', 'n', 'lq', 'x')
+    local job = redis.call('HMGET', key, 's', 'lt', 'q', 'pr', 'n', 'lq', 'x', 'g', 'lg')
     if not job[3] then
       redis.call('ZREM', K_ACTIVE, id)
       forget_job(id)
@@ -33,6 +34,7 @@ local function settle_items(i)
       local queue = job[3]
       redis.call('ZREM', K_ACTIVE, id)
       if job[6] then untrack_lease(key, queue, id) end
+      if job[9] then untrack_group_lease(key, queue, job[8], id) end
       if kind == 'completed' then
         -- The lease's fields and any earlier attempt's result go in one HDEL: one call less per job.
         if data ~= '' then
@@ -56,7 +58,7 @@ local function settle_items(i)
         else
           redis.call('HINCRBY', key, 'a', -1)
         end
-        put_back(key, id, queue, job[5], job[4], at, job[7])
+        put_back(key, id, queue, job[5], job[4], at, job[7], job[8] or nil)
       end
       results[n] = 1
     end
