@@ -162,7 +162,7 @@ async function churnOnce(
       () => true,
       () => false,
     )
-    // The sampler counts ready jobs through jobs_ready and jobs_ready_grouped (the jobs without a
+    // The sampler counts ready jobs through jobs_ready and jobs_grouped (the jobs without a
     // group and the grouped ones, migration 0014), never by reading the whole table.
     await admin.query('SET enable_seqscan = off')
     await admin.query('CHECKPOINT')

@@ -209,7 +209,7 @@ test('PostgreSQL queue limits', skipUnlessAvailable(await postgresUnreachableRea
         )
       }
       assert.ok(
-        plans.some((plan) => /jobs_ready_grouped/.test(plan)),
+        plans.some((plan) => /jobs_grouped/.test(plan)),
         'the grouped jobs were read',
       )
       const scans = plans.filter((plan) => /Seq Scan on (jobs|starts|group_turns|queues)\b/.test(plan))

@@ -31,8 +31,7 @@
 --             p_at (the enqueue's instant, ms), p_token_base (the lease tokens' random base).
 -- Returns: the queues of p_ready_queues that still have a ready job: those to wake (wake()).
 -- Relies on: waiters in registration order, FOR UPDATE SKIP LOCKED; claim(); jobs_ready and
---            jobs_ready_grouped (a seek or two per queue for what is left); advisory locks
---            (liveness).
+--            jobs_grouped (a seek or two per queue for what is left); advisory locks (liveness).
 -- Settings: jit = off, enable_seqscan = off (README.md).
 CREATE OR REPLACE FUNCTION :"schema".deliver(
   p_ready_queues text[], p_ready_count integer, p_at bigint, p_token_base text
@@ -86,7 +85,7 @@ BEGIN
         END IF;
         PERFORM pg_notify(w.channel, message);
         served := served + 1;
-        -- jobs_ready, then jobs_ready_grouped: a seek or two per queue.
+        -- jobs_ready, then jobs_grouped: a seek or two per queue.
         remaining := ARRAY(
           SELECT q.name FROM unnest(remaining) AS q(name)
           WHERE EXISTS (SELECT 1 FROM :"schema".jobs AS j

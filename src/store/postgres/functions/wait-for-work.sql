@@ -25,11 +25,11 @@
 --             p_channel, p_lock_key (the waiter's delivery and liveness), p_names (NULL: every name).
 -- Returns: ready (queues with ready work), next_run_at (the due timer), server_now, stop_at,
 --          registered.
--- Relies on: jobs_ready and jobs_ready_grouped, or jobs_ready_by_name and
---            jobs_ready_grouped_by_name (a seek or two per queue, or per queue and name),
+-- Relies on: jobs_ready (or jobs_ready_by_name, a seek per queue and name) and jobs_grouped (the
+--            names filtered there): a seek or two per queue,
 --            jobs_scheduled (one seek per queue), the control table; the queues table's primary
 --            key, jobs_active for a limited queue's live leases (as claim()), and for a queue with
---            rates or group limits starts_by_queue, starts_by_group and jobs_active_grouped.
+--            rates or group limits starts_by_queue, starts_by_group and jobs_grouped.
 -- Settings: jit = off, enable_seqscan = off (README.md).
 CREATE OR REPLACE FUNCTION :"schema".wait_for_work(
   p_queues text[], p_waiter_id text, p_limit integer, p_lease_ms bigint, p_worker_id text, p_channel text,
@@ -94,12 +94,11 @@ BEGIN
         WHERE EXISTS (
           SELECT 1 FROM :"schema".jobs AS j
           WHERE j.state = 'ready' AND j.group_key IS NULL AND j.queue = q.name AND j.name = n.name
-        ) OR (NOT EXISTS (SELECT 1 FROM unnest(group_limited) AS g WHERE g.queue = q.name)
-              AND EXISTS (
-                SELECT 1 FROM :"schema".jobs AS j
-                WHERE j.state = 'ready' AND j.group_key IS NOT NULL AND j.queue = q.name AND j.name = n.name
-              ))
-      )
+        )
+      ) OR (NOT EXISTS (SELECT 1 FROM unnest(group_limited) AS g WHERE g.queue = q.name)
+            AND EXISTS (SELECT 1 FROM :"schema".jobs AS j
+                        WHERE j.state = 'ready' AND j.group_key IS NOT NULL AND j.queue = q.name
+                          AND j.name = ANY (p_names)))
     );
   END IF;
   -- The groups of the queues with group limits, in order, until one has room; a group whose rate
@@ -108,22 +107,11 @@ BEGIN
     CONTINUE WHEN gq.queue = ANY (ready);
     k := '';
     LOOP
-      IF p_names IS NULL THEN
-        k := (SELECT g.group_key FROM :"schema".jobs AS g
-              WHERE g.state = 'ready' AND g.group_key IS NOT NULL AND g.queue = gq.queue AND g.group_key > k
-              ORDER BY g.group_key
-              LIMIT 1);
-      ELSE
-        k := (SELECT min(m.group_key)
-              FROM unnest(p_names) AS n(name)
-              CROSS JOIN LATERAL (
-                SELECT g.group_key FROM :"schema".jobs AS g
-                WHERE g.state = 'ready' AND g.group_key IS NOT NULL AND g.queue = gq.queue AND g.name = n.name
-                  AND g.group_key > k
-                ORDER BY g.group_key
-                LIMIT 1
-              ) AS m);
-      END IF;
+      k := (SELECT g.group_key FROM :"schema".jobs AS g
+            WHERE g.state = 'ready' AND g.group_key IS NOT NULL AND g.queue = gq.queue AND g.group_key > k
+              AND (p_names IS NULL OR g.name = ANY (p_names))
+            ORDER BY g.group_key
+            LIMIT 1);
       EXIT WHEN k IS NULL;
       has_room := gq.group_concurrency IS NULL OR gq.group_concurrency > (
         SELECT count(*) FROM (
