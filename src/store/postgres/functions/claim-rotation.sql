@@ -16,15 +16,16 @@
 -- row is gone round from the start, and its cursor is left for the next claim to make.
 -- Cost: per job of a grouped queue, a seek for the next group (jobs_grouped: (queue, state,
 -- group_key), the names filtered there), the first time a group comes up two bounded counts (its
--- live leases: jobs_grouped; its starts: starts_by_group), and a seek for its first job.
+-- live leases: group_live_leases(); its starts: starts_by_group), and a seek for its first job. A
+-- claim that finds every group at its limits looks at each of them once.
 -- Parameters: p_queues, p_limit, p_names, p_at (the claim's instant), p_delivered, as claim();
 --             p_room (per position of p_queues, the most it may give; NULL: no cap), p_grouped
 --             (the queues with grouped ready jobs), p_locked (the limited queues' rows, locked).
 -- Returns: picked_ids (claim order), picked_ords (each one's place in it), picked_qpos (each
 --          one's queue's position in p_queues); held_queues and held_groups, pairwise: the groups
 --          that their group rate held back (claim_rates() writes the wake hint of their queues).
--- Relies on: jobs_ready, jobs_ready_by_name, jobs_grouped; starts_by_group; group_turns' primary
---            key; FOR UPDATE SKIP LOCKED.
+-- Relies on: jobs_ready, jobs_ready_by_name, jobs_grouped; group_live_leases(); starts_by_group;
+--            group_turns' primary key; FOR UPDATE SKIP LOCKED.
 -- Settings: jit = off, enable_seqscan = off (README.md), as claim().
 CREATE OR REPLACE FUNCTION :"schema".claim_rotation(
   p_queues text[], p_limit integer, p_names text[], p_at bigint, p_delivered boolean, p_room integer[],
@@ -99,7 +100,7 @@ BEGIN
     want := least(p_limit - cardinality(picked_ids), room[qi]);
     CONTINUE WHEN want <= 0;
     IF NOT qname = ANY (grouped) THEN
-      -- A queue without grouped ready jobs: its jobs in claim order, as the statement above.
+      -- A queue without grouped ready jobs: its jobs in claim order, as claim()'s statement reads them.
       IF p_names IS NULL THEN
         got_ids := ARRAY(
           SELECT r.id FROM :"schema".jobs AS r
@@ -167,14 +168,10 @@ BEGIN
           gi := array_position(g_keys, nk);
           IF gi IS NULL THEN
             g_keys := g_keys || nk;
-            g_conc := g_conc || CASE WHEN lim.group_concurrency IS NOT NULL THEN lim.group_concurrency - (
-              SELECT count(*)::integer FROM (
-                SELECT 1 FROM :"schema".jobs AS a
-                WHERE a.state = 'active' AND a.group_key IS NOT NULL AND a.queue = qname AND a.group_key = nk
-                  AND a.lease_expires_at > at
-                LIMIT lim.group_concurrency
-              ) AS live
-            ) END;
+            g_conc := g_conc || CASE WHEN lim.group_concurrency IS NOT NULL
+                                     THEN lim.group_concurrency
+                                          - :"schema".group_live_leases(qname, nk, at, lim.group_concurrency)
+                                END;
             g_rate := g_rate || CASE WHEN lim.group_rate_limit IS NOT NULL THEN lim.group_rate_limit - (
               SELECT count(*)::integer FROM (
                 SELECT 1 FROM :"schema".starts AS st

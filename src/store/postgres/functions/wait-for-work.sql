@@ -29,7 +29,8 @@
 --            names filtered there): a seek or two per queue,
 --            jobs_scheduled (one seek per queue), the control table; the queues table's primary
 --            key, jobs_active for a limited queue's live leases (as claim()), and for a queue with
---            rates or group limits starts_by_queue, starts_by_group and jobs_grouped.
+--            rates or group limits starts_by_queue, starts_by_group, jobs_grouped and
+--            group_live_leases().
 -- Settings: jit = off, enable_seqscan = off (README.md).
 CREATE OR REPLACE FUNCTION :"schema".wait_for_work(
   p_queues text[], p_waiter_id text, p_limit integer, p_lease_ms bigint, p_worker_id text, p_channel text,
@@ -113,14 +114,8 @@ BEGIN
             ORDER BY g.group_key
             LIMIT 1);
       EXIT WHEN k IS NULL;
-      has_room := gq.group_concurrency IS NULL OR gq.group_concurrency > (
-        SELECT count(*) FROM (
-          SELECT 1 FROM :"schema".jobs AS a
-          WHERE a.state = 'active' AND a.group_key IS NOT NULL AND a.queue = gq.queue AND a.group_key = k
-            AND a.lease_expires_at > server_now
-          LIMIT gq.group_concurrency
-        ) AS live
-      );
+      has_room := gq.group_concurrency IS NULL
+                  OR gq.group_concurrency > :"schema".group_live_leases(gq.queue, k, server_now, gq.group_concurrency);
       IF has_room AND gq.group_rate_limit IS NOT NULL THEN
         window_opens := (
           SELECT st.started_at + gq.group_rate_per_ms FROM :"schema".starts AS st
