@@ -30,7 +30,7 @@ async function functionSignatures(schema: string): Promise<string[]> {
      WHERE p.pronamespace = $1::regnamespace ORDER BY 1`,
     [`"${schema}"`],
   )
-  return rows.map((row) => row.signature.replaceAll(`${schema}.`, ''))
+  return rows.map((row) => row.signature.replace(`${schema}.`, ''))
 }
 
 /** The schema's Ferry tables: their columns, indexes and settings, with the schema name taken out. */

@@ -8,18 +8,18 @@
 -- found it at its rate) and a job of the queue, or of that group, is still ready. Called only from
 -- claim(), in its transaction, which holds these queues' rows locked.
 -- Parameters: p_queues and p_at (the claim's instant), as claim(); p_rated (the queues with a rate
---             or a group rate), p_locked (the limited queues' rows), p_rate_left (per position of
+--             or a group rate, whose rows claim() holds locked), p_rate_left (per position of
 --             p_queues, the starts its rate allowed before the claim; NULL: no rate),
 --             p_picked_ids and p_picked_qpos (the jobs leased, and their queue's position),
 --             p_held_queues and p_held_groups (the groups the rotation found at their rate).
 -- Returns: nothing.
 -- Relies on: the primary key (the jobs taken), starts_by_queue and starts_by_group (the windows,
 --            newest first, and the pruning), jobs_ready and jobs_grouped (what is still ready),
---            the queues table's primary key.
+--            the queues table's primary key (the rated queues' settings).
 -- Settings: jit = off, enable_seqscan = off (README.md), as claim().
 CREATE OR REPLACE FUNCTION :"schema".claim_rates(
-  p_queues text[], p_at bigint, p_rated text[], p_locked :"schema".queues[], p_rate_left integer[],
-  p_picked_ids bigint[], p_picked_qpos bigint[], p_held_queues text[], p_held_groups text[]
+  p_queues text[], p_at bigint, p_rated text[], p_rate_left integer[], p_picked_ids bigint[],
+  p_picked_qpos bigint[], p_held_queues text[], p_held_groups text[]
 ) RETURNS void
 LANGUAGE plpgsql SET jit = off SET enable_seqscan = off
 AS $$
@@ -36,7 +36,7 @@ BEGIN
   END IF;
   -- What the queue's longest window no longer counts.
   DELETE FROM :"schema".starts AS st
-  USING unnest(p_locked) AS c
+  USING :"schema".queues AS c
   WHERE c.queue = ANY (p_rated) AND st.queue = c.queue
     AND st.started_at <= at - greatest(c.rate_per_ms, c.group_rate_per_ms);
   rate_full := ARRAY(
@@ -71,7 +71,7 @@ BEGIN
                        WHERE r.state = 'ready' AND r.group_key IS NOT NULL AND r.queue = g.queue
                          AND r.group_key = g.group_key))
       ) AS opens
-      FROM unnest(p_locked) AS c
+      FROM :"schema".queues AS c
       WHERE c.queue = ANY (p_rated)
     ) AS h
     WHERE s.queue = h.queue AND h.opens IS NOT NULL

@@ -19,8 +19,8 @@
 -- live leases: group_live_leases(); its starts: starts_by_group), and a seek for its first job. A
 -- claim that finds every group at its limits looks at each of them once.
 -- Parameters: p_queues, p_limit, p_names, p_at (the claim's instant), p_delivered, as claim();
---             p_room (per position of p_queues, the most it may give; NULL: no cap), p_grouped
---             (the queues with grouped ready jobs), p_locked (the limited queues' rows, locked).
+--             p_room (per position of p_queues, the most it may give; NULL: no cap),
+--             p_locked_queues (the limited queues whose rows claim() holds locked: their limits).
 -- Returns: picked_ids (claim order), picked_ords (each one's place in it), picked_qpos (each
 --          one's queue's position in p_queues); held_queues and held_groups, pairwise: the groups
 --          that their group rate held back (claim_rates() writes the wake hint of their queues).
@@ -29,8 +29,8 @@
 -- Settings: jit = off, enable_seqscan = off (README.md), as claim().
 CREATE OR REPLACE FUNCTION :"schema".claim_rotation(
   p_queues text[], p_limit integer, p_names text[], p_at bigint, p_delivered boolean, p_room integer[],
-  p_grouped text[], p_locked :"schema".queues[], OUT picked_ids bigint[], OUT picked_ords bigint[],
-  OUT picked_qpos bigint[], OUT held_queues text[], OUT held_groups text[]
+  p_locked_queues text[], OUT picked_ids bigint[], OUT picked_ords bigint[], OUT picked_qpos bigint[],
+  OUT held_queues text[], OUT held_groups text[]
 )
 LANGUAGE plpgsql SET jit = off SET enable_seqscan = off
 AS $$
@@ -38,8 +38,8 @@ AS $$
 DECLARE
   at bigint := p_at;
   room integer[] := p_room;
-  locked :"schema".queues[] := p_locked;
-  -- The grouped queues that may give something: their cursors are locked.
+  -- The queues of the list with grouped ready jobs (of p_names) that may give something: their
+  -- cursors are locked.
   grouped text[];
   -- The cursor rows this claim holds, as read.
   turn_queues text[];
@@ -71,7 +71,10 @@ BEGIN
   held_groups := '{}';
   grouped := ARRAY(
     SELECT q.name FROM unnest(p_queues) WITH ORDINALITY AS q(name, ord)
-    WHERE q.name = ANY (p_grouped) AND coalesce(room[q.ord], 1) > 0
+    WHERE coalesce(room[q.ord], 1) > 0
+      AND EXISTS (SELECT 1 FROM :"schema".jobs AS g
+                  WHERE g.state = 'ready' AND g.group_key IS NOT NULL AND g.queue = q.name
+                    AND (p_names IS NULL OR g.name = ANY (p_names)))
     ORDER BY q.ord
   );
   -- The cursors, each locked until the transaction ends.
@@ -137,8 +140,9 @@ BEGIN
     -- A delivery that found the cursor held by another claim: nothing this time.
     CONTINUE WHEN gi IS NULL AND NOT qname = ANY (unturned);
     k := turn_lasts[gi];
+    -- Its limits, from the row claim() holds locked (none: no group limit).
     lim := NULL;
-    SELECT c.* INTO lim FROM unnest(locked) AS c WHERE c.queue = qname;
+    SELECT s.* INTO lim FROM :"schema".queues AS s WHERE s.queue = qname AND s.queue = ANY (p_locked_queues);
     took := 0;
     streak := NULL;
     served := NULL;

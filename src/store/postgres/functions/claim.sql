@@ -64,14 +64,15 @@
 -- cursor row is locked for the claim's transaction, so the claims of a queue with grouped ready
 -- jobs run one at a time, in every session, as those of a limited queue do: the price of a
 -- rotation that every worker follows.
--- Cost where no group is concerned: whether the queues have grouped ready jobs is one seek of
--- jobs_grouped per queue (an empty one where there are none), in the statement that reads the
--- queues' settings. A claim where none has any runs the statement it ran before groups, on
--- jobs_ready, which holds only the jobs without a group since 0014; the rotation and the rates are
--- functions of their own, so that this one stays nearly as short as it was: a longer PL/pgSQL
--- function costs every call, even through code it does not run (claims of 1 from 30,000 ready
--- jobs, 200-claim chunks interleaved, each committed: 20-50 µs more in 3 runs with both inlined,
--- against the claim before groups on the same indexes; nothing measurable once apart).
+-- Cost where no group or rate is concerned: whether the queues have grouped ready jobs is one
+-- statement, a seek of jobs_grouped per queue (an empty one where there are none). A claim where
+-- none has any runs the statement it ran before groups, on jobs_ready, which holds only the jobs
+-- without a group since 0014. The rotation and the rates are functions of their own, and the
+-- statements of a claim without them are those of the claim before (the probe aside), because
+-- each statement costs every call more than it runs: a longer PL/pgSQL function, or a statement
+-- made more complex, is planned anew on every call (custom plans; claims of 1 from 10,000 ready
+-- jobs took 0.09 ms more without settings and 0.29 ms more with a concurrency limit, when the
+-- probe listed the queues in the settings' statement and the room had the rate folded in).
 -- The jobs without a group are read from jobs_ready (or jobs_ready_by_name) whatever grouped jobs
 -- stand ahead of them. Had grouped jobs stayed in it as well, the turn of the jobs without a group
 -- would read past every grouped job ahead: measured (EXPLAIN ANALYZE of that read, a queue of
@@ -110,20 +111,21 @@ DECLARE
   -- Per picked job, its place in the returned order: its queue's position in p_queues (the
   -- statement's pick, which sorts each queue's jobs), or its place in the rotation.
   picked_ords bigint[];
-  -- Per picked job, its queue's position in p_queues.
+  -- Per picked job, its queue's position in p_queues (the rotation's; the statement's are its ords).
   picked_qpos bigint[];
   paused text[];
   limited text[];
-  -- The queues of the list that have grouped ready jobs of p_names.
-  grouped text[];
-  -- The limited queues' rows, as locked.
-  locked :"schema".queues[];
+  -- Whether a queue of the list has grouped ready jobs of p_names.
+  grouped boolean;
+  -- The limited queues' rows as locked: their names, and their concurrency caps (0 if paused).
+  locked_queues text[];
+  locked_caps integer[];
   -- Per position of p_queues, the most that queue may give; NULL: no cap of its own.
   room integer[];
-  -- Per position of p_queues, the starts its rate allows; NULL: no rate.
-  rate_left integer[];
   -- The locked queues with a rate or a group rate: their claims log their starts.
   rated text[];
+  -- Per position of p_queues, the starts its rate allows; NULL: no rate.
+  rate_left integer[];
   -- The groups that their group rate held back, with their queue, pairwise.
   held_queues text[];
   held_groups text[];
@@ -164,70 +166,80 @@ BEGIN
     LIMIT 1000
     FOR UPDATE SKIP LOCKED
   ));
-  -- The settings, and whether each queue has grouped ready jobs (of p_names): one seek each of
-  -- jobs_grouped, the names filtered there.
   SELECT array_agg(s.queue) FILTER (WHERE s.paused_at IS NOT NULL),
          array_agg(s.queue) FILTER (WHERE s.paused_at IS NULL
                                       AND (s.concurrency IS NOT NULL OR s.rate_limit IS NOT NULL
-                                           OR s.group_concurrency IS NOT NULL OR s.group_rate_limit IS NOT NULL)),
-         ARRAY(SELECT q.name FROM unnest(p_queues) WITH ORDINALITY AS q(name, ord)
-               WHERE EXISTS (SELECT 1 FROM :"schema".jobs AS g
-                             WHERE g.state = 'ready' AND g.group_key IS NOT NULL AND g.queue = q.name
-                               AND (p_names IS NULL OR g.name = ANY (p_names)))
-               ORDER BY q.ord)
-  INTO paused, limited, grouped
+                                           OR s.group_concurrency IS NOT NULL OR s.group_rate_limit IS NOT NULL))
+  INTO paused, limited
   FROM :"schema".queues AS s
   WHERE s.queue = ANY (p_queues);
+  -- Whether any queue of the list has grouped ready jobs (of p_names): a seek of jobs_grouped per
+  -- queue, up to the first that has. A statement of its own, simple enough for a generic plan:
+  -- folded into the one above, or listing the queues, it was planned anew on every call (+0.1 ms).
+  grouped := EXISTS (SELECT 1 FROM :"schema".jobs AS g
+                     WHERE g.state = 'ready' AND g.group_key IS NOT NULL AND g.queue = ANY (p_queues)
+                       AND (p_names IS NULL OR g.name = ANY (p_names)));
   IF limited IS NOT NULL THEN
     -- The locked row is the latest: a change committed meanwhile (paused, limit changed or
     -- removed) is what counts.
     IF p_delivered THEN
-      SELECT array_agg(l.s) INTO locked
-      FROM (SELECT s FROM :"schema".queues AS s WHERE s.queue = ANY (limited)
+      SELECT array_agg(l.queue), array_agg(l.cap), array_agg(l.queue) FILTER (WHERE l.rated)
+      INTO locked_queues, locked_caps, rated
+      FROM (SELECT s.queue, CASE WHEN s.paused_at IS NULL THEN s.concurrency ELSE 0 END AS cap,
+                   s.paused_at IS NULL AND (s.rate_limit IS NOT NULL OR s.group_rate_limit IS NOT NULL) AS rated
+            FROM :"schema".queues AS s WHERE s.queue = ANY (limited)
             ORDER BY s.queue FOR UPDATE SKIP LOCKED) AS l;
     ELSE
-      SELECT array_agg(l.s) INTO locked
-      FROM (SELECT s FROM :"schema".queues AS s WHERE s.queue = ANY (limited)
+      SELECT array_agg(l.queue), array_agg(l.cap), array_agg(l.queue) FILTER (WHERE l.rated)
+      INTO locked_queues, locked_caps, rated
+      FROM (SELECT s.queue, CASE WHEN s.paused_at IS NULL THEN s.concurrency ELSE 0 END AS cap,
+                   s.paused_at IS NULL AND (s.rate_limit IS NOT NULL OR s.group_rate_limit IS NOT NULL) AS rated
+            FROM :"schema".queues AS s WHERE s.queue = ANY (limited)
             ORDER BY s.queue FOR UPDATE) AS l;
     END IF;
-    rated := ARRAY(SELECT c.queue FROM unnest(locked) AS c
-                   WHERE c.paused_at IS NULL AND (c.rate_limit IS NOT NULL OR c.group_rate_limit IS NOT NULL));
   END IF;
   IF paused IS NOT NULL OR limited IS NOT NULL THEN
-    -- A statement of its own, after the lock: its snapshot holds the leases and the starts of
-    -- every claim that held the row before.
-    SELECT array_agg(r.room ORDER BY r.ord), array_agg(r.rate_left ORDER BY r.ord) INTO room, rate_left
-    FROM (
-      SELECT q.ord,
-             CASE
-               WHEN q.name = ANY (paused) OR c.paused_at IS NOT NULL THEN 0
-               WHEN c.queue IS NOT NULL THEN least(
-                 CASE WHEN c.concurrency IS NOT NULL THEN greatest(c.concurrency - (
-                   SELECT count(*) FROM (
-                     SELECT 1 FROM :"schema".jobs AS j
-                     WHERE j.state = 'active' AND j.lease_expires_at > at AND j.queue = c.queue
-                     LIMIT c.concurrency
-                   ) AS live
-                 ), 0) END,
-                 w.rate_left)
+    -- A statement of its own, after the lock: its snapshot holds the leases of every claim that
+    -- held the row before.
+    room := ARRAY(
+      SELECT CASE
+               WHEN q.name = ANY (paused) THEN 0
+               -- Limited by a rate or by group limits only.
+               WHEN c.queue IS NOT NULL AND c.cap IS NULL THEN NULL
+               WHEN c.queue IS NOT NULL THEN greatest(c.cap - (
+                 SELECT count(*) FROM (
+                   SELECT 1 FROM :"schema".jobs AS j
+                   WHERE j.state = 'active' AND j.lease_expires_at > at AND j.queue = c.queue
+                   LIMIT c.cap
+                 ) AS live
+               ), 0)
                -- Skipped by a delivery (another claim holds it): nothing this time.
                WHEN q.name = ANY (limited) THEN 0
-             END AS room,
-             w.rate_left
+             END
       FROM unnest(p_queues) WITH ORDINALITY AS q(name, ord)
-      LEFT JOIN unnest(locked) AS c ON c.queue = q.name
-      LEFT JOIN LATERAL (
-        SELECT CASE WHEN c.rate_limit IS NOT NULL AND c.paused_at IS NULL THEN greatest(c.rate_limit - (
-                 SELECT count(*) FROM (
-                   SELECT 1 FROM :"schema".starts AS st
-                   WHERE st.queue = c.queue AND st.started_at > at - c.rate_per_ms
-                   LIMIT c.rate_limit
-                 ) AS counted
-               ), 0) END AS rate_left
-      ) AS w ON true
-    ) AS r;
+      LEFT JOIN unnest(locked_queues, locked_caps) AS c(queue, cap) ON c.queue = q.name
+      ORDER BY q.ord
+    );
   END IF;
-  IF cardinality(grouped) = 0 THEN
+  IF cardinality(rated) > 0 THEN
+    -- What the queues' own rates allow: `limit` less the starts their window counts (read from
+    -- starts_by_queue, at most `limit` of them); no more than that is their room.
+    rate_left := ARRAY(
+      SELECT CASE WHEN s.rate_limit IS NOT NULL THEN greatest(s.rate_limit - (
+               SELECT count(*) FROM (
+                 SELECT 1 FROM :"schema".starts AS st
+                 WHERE st.queue = s.queue AND st.started_at > at - s.rate_per_ms
+                 LIMIT s.rate_limit
+               ) AS counted
+             ), 0) END
+      FROM unnest(p_queues) WITH ORDINALITY AS q(name, ord)
+      LEFT JOIN :"schema".queues AS s ON s.queue = q.name AND s.queue = ANY (rated)
+      ORDER BY q.ord
+    );
+    room := ARRAY(SELECT least(r.room, r.lft) FROM unnest(room, rate_left) WITH ORDINALITY AS r(room, lft, ord)
+                  ORDER BY r.ord);
+  END IF;
+  IF NOT grouped THEN
     -- No grouped job to share out: the jobs without a group, as before groups.
     IF p_names IS NULL THEN
       SELECT array_agg(p.id), array_agg(p.ord) INTO picked_ids, picked_ords
@@ -271,7 +283,7 @@ BEGIN
   ELSE
     SELECT r.picked_ids, r.picked_ords, r.picked_qpos, r.held_queues, r.held_groups
     INTO picked_ids, picked_ords, picked_qpos, held_queues, held_groups
-    FROM :"schema".claim_rotation(p_queues, p_limit, p_names, at, p_delivered, room, grouped, locked) AS r;
+    FROM :"schema".claim_rotation(p_queues, p_limit, p_names, at, p_delivered, room, locked_queues) AS r;
   END IF;
   IF cardinality(picked_ids) > 0 THEN
     -- The picked rows are locked by this transaction now; = ANY(picked_ids) reaches them by
@@ -293,8 +305,8 @@ BEGIN
   END IF;
   -- Nothing more for a claim of queues without a rate (nearly every claim).
   IF cardinality(rated) > 0 THEN
-    PERFORM :"schema".claim_rates(p_queues, at, rated, locked, rate_left, picked_ids,
-                                  coalesce(picked_qpos, picked_ords), held_queues, held_groups);
+    PERFORM :"schema".claim_rates(p_queues, at, rated, rate_left, picked_ids, coalesce(picked_qpos, picked_ords),
+                                  held_queues, held_groups);
   END IF;
 END
 $$;
