@@ -162,7 +162,8 @@ async function churnOnce(
       () => true,
       () => false,
     )
-    // The sampler counts ready jobs through jobs_ready, never by reading the whole table.
+    // The sampler counts ready jobs through jobs_ready and jobs_grouped (the jobs without a
+    // group and the grouped ones, migration 0014), never by reading the whole table.
     await admin.query('SET enable_seqscan = off')
     await admin.query('CHECKPOINT')
     for (let i = 0; i < WORKERS; i++)
@@ -257,7 +258,8 @@ async function sampleTable(
             EXISTS (SELECT 1 FROM pg_stat_progress_vacuum AS v WHERE v.relid = s.relid) AS vacuum_running,
             pg_relation_size(s.relid) AS heap_bytes, pg_total_relation_size(s.relid) AS total_bytes,
             pg_relation_size($2::regclass) AS ready_index_bytes, pg_relation_size($3::regclass) AS active_index_bytes,
-            (SELECT count(*) FROM ${jobs} AS j WHERE j.state = 'ready') AS ready
+            (SELECT count(*) FROM ${jobs} AS j WHERE j.state = 'ready' AND j.group_key IS NULL) +
+              (SELECT count(*) FROM ${jobs} AS j WHERE j.state = 'ready' AND j.group_key IS NOT NULL) AS ready
      FROM pg_stat_user_tables AS s WHERE s.relid = $1::regclass`,
     [jobs, `"${schema}".jobs_ready`, `"${schema}".jobs_active`],
   )

@@ -60,7 +60,10 @@ export function postgresUnreachableReason(): Promise<string | null> {
 }
 
 export interface PostgresHarnesses {
-  /** One store harness per call, on the file's schema emptied of every job, stop request and queue setting. */
+  /**
+   * One store harness per call, on the file's schema emptied of every job, stop request and queue
+   * setting, and of the queues' start logs and group turns (what rates and fairness remember).
+   */
   createHarness: CreateHarness
   /** Drops the file's schema: call it from the test file's after(). */
   dropSchema(): Promise<void>
@@ -78,7 +81,8 @@ export function postgresHarnesses(): PostgresHarnesses {
   const createHarness: CreateHarness = async () => {
     if (migrated) {
       await adminQuery(
-        `DELETE FROM "${schema}".jobs; DELETE FROM "${schema}".control; DELETE FROM "${schema}".queues`,
+        `DELETE FROM "${schema}".jobs; DELETE FROM "${schema}".control; DELETE FROM "${schema}".queues; ` +
+          `DELETE FROM "${schema}".starts; DELETE FROM "${schema}".group_turns`,
       )
     }
     migrated = true

@@ -1,8 +1,8 @@
 /**
  * The workers' control record on PostgreSQL (Store.control): the stop request and the queue
- * settings (`queues` table, migration 0012), each statement answering with the record as it left
- * it. What a queue change does to a row is the kernel's (kernel/queue-control.ts); here is how it is
- * written without losing a concurrent change of the same queue.
+ * settings (`queues` table, migrations 0012 and 0014), each statement answering with the record as
+ * it left it. What a queue change does to a row is the kernel's (kernel/queue-control.ts); here is
+ * how it is written without losing a concurrent change of the same queue.
  */
 import {
   changedQueue,
@@ -69,6 +69,11 @@ async function changeQueue(
         after?.paused_by ?? null,
         after?.pause_reason ?? null,
         after?.concurrency ?? null,
+        after?.rate_limit ?? null,
+        after?.rate_per_ms ?? null,
+        after?.group_concurrency ?? null,
+        after?.group_rate_limit ?? null,
+        after?.group_rate_per_ms ?? null,
         changeFreesWork(params),
       ])
       await client.query('COMMIT')

@@ -16,9 +16,11 @@
 -- ids always fit; what is left stays ready and its waiters are woken as usual. A waiter none of
 -- whose names is among the new jobs claims nothing and keeps waiting. Queue control holds here as
 -- in any claim (claim() decides): a paused queue gives a waiter nothing, a limited one no more than
--- its limit leaves room for, and a limited queue whose row another claim holds locked gives this
--- delivery nothing (claim() with p_delivered takes it SKIP LOCKED, since this transaction may hold
--- other queues' rows until the enqueue commits); what is left stays ready, and its queue is woken.
+-- its limits leave room for (its rates too: a delivery is a start), groups take their turns, and a
+-- limited queue whose row another claim holds locked, or a grouped one whose turn row it holds,
+-- gives this delivery nothing (claim() with p_delivered takes them SKIP LOCKED, since this
+-- transaction may hold other queues' rows until the enqueue commits); what is left stays ready,
+-- and its queue is woken.
 -- Liveness, without timeouts: the listening connection of each store holds a session-level
 -- advisory lock on its waiters' lock_key for as long as it lives. A key whose lock can be taken in
 -- shared mode (pg_try_advisory_xact_lock_shared succeeds) tells that the connection is gone, the
@@ -28,8 +30,8 @@
 -- Parameters: p_ready_queues (the batch's queues with ready jobs), p_ready_count (its ready jobs),
 --             p_at (the enqueue's instant, ms), p_token_base (the lease tokens' random base).
 -- Returns: the queues of p_ready_queues that still have a ready job: those to wake (wake()).
--- Relies on: waiters in registration order, FOR UPDATE SKIP LOCKED; claim(); jobs_ready (one seek
---            per queue for what is left); advisory locks (liveness).
+-- Relies on: waiters in registration order, FOR UPDATE SKIP LOCKED; claim(); jobs_ready and
+--            jobs_grouped (a seek or two per queue for what is left); advisory locks (liveness).
 -- Settings: jit = off, enable_seqscan = off (README.md).
 CREATE OR REPLACE FUNCTION :"schema".deliver(
   p_ready_queues text[], p_ready_count integer, p_at bigint, p_token_base text
@@ -83,10 +85,13 @@ BEGIN
         END IF;
         PERFORM pg_notify(w.channel, message);
         served := served + 1;
-        -- jobs_ready, one seek per queue.
+        -- jobs_ready, then jobs_grouped: a seek or two per queue.
         remaining := ARRAY(
           SELECT q.name FROM unnest(remaining) AS q(name)
-          WHERE EXISTS (SELECT 1 FROM :"schema".jobs AS j WHERE j.state = 'ready' AND j.queue = q.name)
+          WHERE EXISTS (SELECT 1 FROM :"schema".jobs AS j
+                        WHERE j.state = 'ready' AND j.group_key IS NULL AND j.queue = q.name)
+             OR EXISTS (SELECT 1 FROM :"schema".jobs AS j
+                        WHERE j.state = 'ready' AND j.group_key IS NOT NULL AND j.queue = q.name)
         );
         EXIT WHEN cardinality(remaining) = 0 OR served >= p_ready_count;
       END IF;

@@ -10,8 +10,8 @@
 -- Parameters: p_now (ms or NULL), p_limit, p_id[] (or NULL: any expired lease), p_lease_token[],
 --             p_lease_expires_at[].
 -- Returns: id, state of each recovered job; wakes the workers of the queues made ready, and of
---          the queues with a concurrency limit (queue control) whose jobs it took back, dead ones
---          too: their waiters may have room again.
+--          the queues with a concurrency limit or a group concurrency limit (queue control) whose
+--          jobs it took back, dead ones too: their waiters may have room again.
 -- Relies on: jobs_active (lease-expiry order) or the primary key; FOR UPDATE SKIP LOCKED; the
 --            queues table (small), read once.
 -- Settings: jit = off, enable_seqscan = off (README.md).
@@ -64,7 +64,9 @@ BEGIN
     RETURNING j.id, j.state, j.queue
   ), woken AS (
     SELECT :"schema".wake(array_agg(DISTINCT r.queue), NULL, NULL) FROM recovered AS r
-    WHERE r.state = 'ready' OR r.queue IN (SELECT c.queue FROM :"schema".queues AS c WHERE c.concurrency IS NOT NULL)
+    WHERE r.state = 'ready'
+       OR r.queue IN (SELECT c.queue FROM :"schema".queues AS c
+                      WHERE c.concurrency IS NOT NULL OR c.group_concurrency IS NOT NULL)
   )
   SELECT r.id, r.state FROM recovered AS r, (SELECT count(*) FROM woken) AS w;
 END

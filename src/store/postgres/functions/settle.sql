@@ -11,8 +11,9 @@
 --             or NULL, completed), p_now (ms or NULL).
 -- Returns: lost, the input positions (1-based) whose lease was lost, and locked, those whose row
 --          another session holds locked; every other item is settled. Wakes the queues made ready,
---          and those with a concurrency limit (queue control) whatever their jobs became: each
---          settled job leaves room under the limit, which the queue's waiters must hear of.
+--          and those with a concurrency limit or a group concurrency limit (queue control) whatever
+--          their jobs became: each settled job leaves room under the limit, which the queue's
+--          waiters must hear of.
 -- Relies on: the primary key (= ANY: by id whatever the join is estimated at); FOR UPDATE SKIP
 --            LOCKED; the queues table (small: one row per queue with a setting), read once.
 -- Settings: jit = off, lock_timeout = '5s', enable_seqscan = off (README.md).
@@ -62,7 +63,8 @@ BEGIN
             AND EXISTS (SELECT 1 FROM :"schema".jobs AS j WHERE j.id = u.id)),
          (SELECT array_agg(DISTINCT s.queue) FROM settled AS s
           WHERE s.state = 'ready'
-             OR s.queue IN (SELECT c.queue FROM :"schema".queues AS c WHERE c.concurrency IS NOT NULL)),
+             OR s.queue IN (SELECT c.queue FROM :"schema".queues AS c
+                            WHERE c.concurrency IS NOT NULL OR c.group_concurrency IS NOT NULL)),
          (SELECT array_agg(s.queue) FROM settled AS s WHERE s.state = 'scheduled'),
          (SELECT array_agg(s.run_at) FROM settled AS s WHERE s.state = 'scheduled')
   INTO lost, locked, ready_queues, due_queues, due_at;

@@ -1,7 +1,7 @@
 -- cancel: jobs that have not finished end as dead. An active job's lease is revoked, so its
 -- worker's next renew or settle reports 'lease_lost'. The waiters of a queue with a concurrency
--- limit (queue control) are woken, as a settlement wakes them: a cancelled job may have left room
--- under the limit.
+-- limit or a group concurrency limit (queue control) are woken, as a settlement wakes them: a
+-- cancelled job may have left room under the limit.
 -- Params: $1 id[], $2 last_error (JSON text), $3 now (ms or NULL)
 -- Returns: the number of jobs cancelled.
 -- Uses: the primary key; the queues table (small: one row per queue with a setting).
@@ -16,6 +16,7 @@ cancelled AS (
 ),
 woken AS (
   SELECT :"schema".wake(array_agg(DISTINCT c.queue), NULL, NULL) FROM cancelled AS c
-  WHERE c.queue IN (SELECT q.queue FROM :"schema".queues AS q WHERE q.concurrency IS NOT NULL)
+  WHERE c.queue IN (SELECT q.queue FROM :"schema".queues AS q
+                    WHERE q.concurrency IS NOT NULL OR q.group_concurrency IS NOT NULL)
 )
 SELECT count(*)::integer AS count, (SELECT count(*) FROM woken) AS woken FROM cancelled

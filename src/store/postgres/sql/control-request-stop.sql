@@ -11,6 +11,7 @@ WITH stop AS (
   RETURNING c.at
 ),
 woken AS MATERIALIZED (SELECT stop.at, pg_notify('ferry:' || :'schema', '*') FROM stop)
-SELECT woken.at, q.queue, q.paused_at, q.paused_by, q.pause_reason, q.concurrency
+SELECT woken.at, q.queue, q.paused_at, q.paused_by, q.pause_reason, q.concurrency, q.rate_limit, q.rate_per_ms,
+       q.group_concurrency, q.group_rate_limit, q.group_rate_per_ms
 FROM woken
 LEFT JOIN :"schema".queues AS q ON true

@@ -5,6 +5,7 @@
 --          nobody ever asked); one row whose queue is NULL when no queue has a setting.
 -- Uses: the control table's primary key; the queues table (small), read whole.
 SELECT (SELECT c.at FROM :"schema".control AS c WHERE c.key = 'stop') AS at,
-       q.queue, q.paused_at, q.paused_by, q.pause_reason, q.concurrency
+       q.queue, q.paused_at, q.paused_by, q.pause_reason, q.concurrency, q.rate_limit, q.rate_per_ms,
+       q.group_concurrency, q.group_rate_limit, q.group_rate_per_ms
 FROM (VALUES (1)) AS one(n)
 LEFT JOIN :"schema".queues AS q ON true
