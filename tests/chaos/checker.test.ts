@@ -202,6 +202,36 @@ test('a claim after the lease ran out, following a kill, passes and counts as a 
   assert.equal(counts.workerKills, 1)
 })
 
+test('a run begun after a SIGKILL was sent, before the process died of it, is explained by the kill', (t) => {
+  const scenario = clean()
+  // The kill is sent at T + 40 and takes effect at T + 60: the claim at T + 48 came in between.
+  scenario.workers!['w1#001'] = [
+    hello(10),
+    start('2', 'b', 1, T),
+    settle('2', 'b', T + 30),
+    start('1', 'a', 1, T + 48),
+  ]
+  scenario.workers!['w2#001'] = [hello(11), start('1', 'c', 2, T + 1500), settle('1', 'c', T + 1600)]
+  scenario.nemesis = [
+    { e: 'kill', role: 'worker', name: 'w1', pid: 10, t: T + 40 },
+    {
+      e: 'exit',
+      role: 'worker',
+      name: 'w1',
+      incarnation: 1,
+      pid: 10,
+      code: null,
+      signal: 'SIGKILL',
+      expected: true,
+      t: T + 60,
+    },
+  ]
+  scenario.dump![0]!.attempts = 2
+  const { counts, violations } = check(t, scenario)
+  assert.deepEqual(violations, [])
+  assert.equal(counts.duplicatesAfterKill, 1)
+})
+
 test('a settle answered locked wrote nothing: a kill after it still explains the next run', (t) => {
   const scenario = clean()
   scenario.workers!['w1#001'] = [hello(10), start('1', 'a', 1, T), settle('1', 'a', T + 20, 'locked')]
