@@ -136,19 +136,27 @@ export function claimLimitsOf(row: QueueControlRow): ClaimLimits {
 }
 
 /**
- * What a sliding window of starts allows now, from the starts it counts (those after now - perMs),
- * newest first, at most `rate.limit` of them: how many more may start, and when a full window next
- * lets one (when the limit-th newest start leaves it), else null.
+ * How many more starts a sliding window allows now, from the starts it counts (those after
+ * now - perMs), at most `rate.limit` of them.
  */
-export function windowRoom(
+export function windowAllows(rate: RateLimit, counted: readonly number[]): number {
+  return Math.max(rate.limit - counted.length, 0)
+}
+
+/**
+ * When a window next lets a job start once this claim's `taken` starts at `at` are in it (those it
+ * counted before, newest first, as windowAllows's), or null while it still has room: what a
+ * waiting worker's timer is set for when a claim finds the window full, or fills it.
+ */
+export function windowOpensAfter(
   rate: RateLimit,
   countedNewestFirst: readonly number[],
-): { allowed: number; opensAt: number | null } {
-  const full = countedNewestFirst.length >= rate.limit
-  return {
-    allowed: Math.max(rate.limit - countedNewestFirst.length, 0),
-    opensAt: full ? countedNewestFirst[rate.limit - 1]! + rate.perMs : null,
-  }
+  taken: number,
+  at: number,
+): number | null {
+  if (taken + countedNewestFirst.length < rate.limit) return null
+  const limitth = rate.limit <= taken ? at : countedNewestFirst[rate.limit - taken - 1]!
+  return limitth + rate.perMs
 }
 
 /** The rows as the record lists them: by queue name. */

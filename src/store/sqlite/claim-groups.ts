@@ -10,7 +10,7 @@
  * (ferry_jobs_ready_grouped), so a claim's cost grows with the jobs it takes and the groups it
  * passes over, not with the backlog.
  */
-import { windowRoom, type ClaimLimits } from '../kernel/queue-control.js'
+import { windowAllows, windowOpensAfter, type ClaimLimits } from '../kernel/queue-control.js'
 import { nextIdsNamed, readyNames } from './claim-ungrouped.js'
 import type { SqliteConnection } from './sqlite-connection.js'
 
@@ -27,6 +27,8 @@ const UNGROUPED = ''
 interface GroupTurns {
   room: number
   taken: number
+  /** The starts its window counted, newest first, when the queue has a group rate. */
+  counted: number[] | null
 }
 
 export function pickRoundTheGroups(
@@ -44,7 +46,6 @@ export function pickRoundTheGroups(
   const ungrouped = nextIdsNamed(connection, queue, names ?? readyNames(connection, queue), room)
   let ungroupedTaken = 0
   const groups = new Map<string, GroupTurns>()
-  let opensAt: number | null = null
 
   const groupAfter = (key: string): string | undefined =>
     nextGroup.get({ queue, after: key }) as string | undefined
@@ -64,17 +65,16 @@ export function pickRoundTheGroups(
         .get({ queue, group_key: group, now: at }) as number
       groupRoom = Math.min(groupRoom, limits.groupConcurrency - live)
     }
+    let counted: number[] | null = null
     if (limits?.groupRate != null) {
       const { limit, perMs } = limits.groupRate
-      const starts = connection
+      counted = connection
         .statement('claim-group-starts')
         .pluck()
         .all({ queue, group_key: group, since: at - perMs, limit }) as number[]
-      const window = windowRoom(limits.groupRate, starts)
-      groupRoom = Math.min(groupRoom, window.allowed)
-      if (window.opensAt !== null) opensAt = Math.min(opensAt ?? Infinity, window.opensAt)
+      groupRoom = Math.min(groupRoom, windowAllows(limits.groupRate, counted))
     }
-    turns = { room: groupRoom, taken: 0 }
+    turns = { room: groupRoom, taken: 0, counted }
     groups.set(group, turns)
     return turns
   }
@@ -107,5 +107,14 @@ export function pickRoundTheGroups(
     lastServed = key
   }
   if (lastServed !== undefined) connection.statement('group-turn-put').run({ queue, last_group: lastServed })
+  // The groups that this claim left at their limit, their windows full: when the first opens.
+  let opensAt: number | null = null
+  if (limits?.groupRate != null) {
+    for (const turns of groups.values()) {
+      if (turns.counted === null || turns.taken < turns.room) continue
+      const opens = windowOpensAfter(limits.groupRate, turns.counted, turns.taken, at)
+      if (opens !== null) opensAt = Math.min(opensAt ?? Infinity, opens)
+    }
+  }
   return { picked, opensAt }
 }

@@ -13,7 +13,13 @@
 import type { ClaimParams } from '../store.js'
 import { newLeaseTokenBase } from '../kernel/lease-tokens.js'
 import { EXPIRED_ERROR, type JobRow } from '../kernel/jobs.js'
-import { claimLimitsOf, windowRoom, type ClaimLimits, type QueueControlRow } from '../kernel/queue-control.js'
+import {
+  claimLimitsOf,
+  windowAllows,
+  windowOpensAfter,
+  type ClaimLimits,
+  type QueueControlRow,
+} from '../kernel/queue-control.js'
 import { pickRoundTheGroups, type Picked } from './claim-groups.js'
 import { nextIdsNamed, readyNames } from './claim-ungrouped.js'
 import type { SqliteConnection } from './sqlite-connection.js'
@@ -92,17 +98,14 @@ function pickFromQueue(
   if (limits?.paused === true) return []
   let room = wanted
   let opensAt: number | null = null
+  let counted: number[] = []
   if (limits?.concurrency != null) {
     const live = connection.statement('claim-live-leases').pluck().get({ queue, now: at }) as number
     room = Math.min(room, limits.concurrency - live)
   }
   if (limits?.rate != null) {
-    const window = windowRoom(
-      limits.rate,
-      queueStarts(connection, queue, limits.rate.perMs, limits.rate.limit, at),
-    )
-    room = Math.min(room, window.allowed)
-    opensAt = window.opensAt
+    counted = queueStarts(connection, queue, limits.rate.perMs, limits.rate.limit, at)
+    room = Math.min(room, windowAllows(limits.rate, counted))
   }
   let picked: Picked[] = []
   if (room > 0) {
@@ -114,15 +117,22 @@ function pickFromQueue(
     } else {
       const round = pickRoundTheGroups(connection, queue, names, room, limits, at)
       picked = round.picked
-      if (round.opensAt !== null) opensAt = Math.min(opensAt ?? Infinity, round.opensAt)
+      opensAt = min(opensAt, round.opensAt)
     }
   }
+  // The window as this claim leaves it: full, it holds back what the queue has left.
+  if (limits?.rate != null) opensAt = min(opensAt, windowOpensAfter(limits.rate, counted, picked.length, at))
   // Held back only if the queue had more to give than was taken: a rate with nothing waiting
   // behind it sets no timer.
   if (opensAt !== null && picked.length < wanted && hasReadyJob(connection, queue, names, picked.length)) {
     connection.statement('claim-rate-opens').run({ queue, at: opensAt })
   }
   return picked
+}
+
+/** The earlier of two times, either of which may be unknown. */
+function min(a: number | null, b: number | null): number | null {
+  return a === null ? b : b === null ? a : Math.min(a, b)
 }
 
 /** The starts a queue's window counts at `at`, newest first, at most `limit`. */

@@ -166,6 +166,27 @@ export function queueLimitsCases({ test, deliveryTest }: ConformanceCases): void
       assert.equal(late.length, 1)
     })
 
+    test('a worker whose own claim filled the window wakes when it opens, for the queue or a group', async ({
+      store,
+    }) => {
+      const claim = (): Promise<ClaimedJob[]> =>
+        store.claim({ queues: ['default'], limit: 5, leaseMs: LEASE_MS, workerId: 'w' })
+      const waitDue = (): Promise<string> =>
+        within(3 * SECOND, 'waitForWork', waitReason(store, { queues: ['default'], timeoutMs: 5 * SECOND }))
+      await enqueueJobs(store, Date.now(), [{}, {}, {}])
+      await store.control({ limit: { queue: 'default', rate: { limit: 2, perMs: 300 } } })
+      assert.equal((await claim()).length, 2, 'the claim that fills the window')
+      assert.equal(await waitDue(), 'due', 'woken by the window it filled, with no claim in between')
+      assert.equal((await claim()).length, 1)
+
+      await store.control({ limit: { queue: 'default', clear: true } })
+      await enqueueJobs(store, Date.now(), [{ group: 'g' }, { group: 'g' }])
+      await store.control({ limit: { queue: 'default', groupRate: { limit: 1, perMs: 300 } } })
+      assert.equal((await claim()).length, 1, "the claim that fills the group's window")
+      assert.equal(await waitDue(), 'due')
+      assert.equal((await claim()).length, 1)
+    })
+
     deliveryTest('an enqueue hands a waiter no more starts than the rate allows', async (h, waitForJobs) => {
       const peer = await h.openPeer()
       await h.store.control({ limit: { queue: 'default', rate: { limit: 2, perMs: MINUTE } } })
