@@ -95,7 +95,11 @@ function pickFromQueue(
   limits: ClaimLimits | undefined,
   at: number,
 ): Picked[] {
-  if (limits?.paused === true) return []
+  const rated = limits?.rate != null || limits?.groupRate != null
+  if (limits?.paused === true) {
+    if (rated) connection.statement('claim-rate-opens').run({ queue, at: null })
+    return []
+  }
   let room = wanted
   let opensAt: number | null = null
   let counted: number[] = []
@@ -124,8 +128,10 @@ function pickFromQueue(
   if (limits?.rate != null) opensAt = min(opensAt, windowOpensAfter(limits.rate, counted, picked.length, at))
   // Held back only if the queue had more to give than was taken: a rate with nothing waiting
   // behind it sets no timer.
-  if (opensAt !== null && picked.length < wanted && hasReadyJob(connection, queue, names, picked.length)) {
-    connection.statement('claim-rate-opens').run({ queue, at: opensAt })
+  if (rated) {
+    const heldBack =
+      opensAt !== null && picked.length < wanted && hasReadyJob(connection, queue, names, picked.length)
+    connection.statement('claim-rate-opens').run({ queue, at: heldBack ? opensAt : null })
   }
   return picked
 }

@@ -234,7 +234,7 @@ export class SqliteStore implements Store {
     checkNames(params.names)
     const woken = this.hub.wait(params)
     // Armed after the waiter is registered, so a job due right now wakes it at once.
-    this.hub.armDue(this.nextDueAt(), Date.now())
+    this.hub.armDue(this.nextDueAt(params.queues), Date.now())
     // The file watch is running now: re-check what may have been committed before it started.
     this.fileWatch.check()
     return { reason: await woken, jobs: [] }
@@ -466,10 +466,12 @@ export class SqliteStore implements Store {
     }
   }
 
-  private nextDueAt(): number | null {
+  /** When a waiter of these queues (none: only scheduled jobs count) should look again unasked. */
+  private nextDueAt(queues: readonly string[] | null = null): number | null {
+    const json = queues === null ? null : JSON.stringify(queues)
     return this.connection.read(
       () =>
-        this.connection.statement('wait-for-work-next-due').pluck().get({ now: Date.now() }) as number | null,
+        this.connection.statement('wait-for-work-next-due').pluck().get({ queues: json }) as number | null,
     )
   }
 
