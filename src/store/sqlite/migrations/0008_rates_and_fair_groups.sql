@@ -33,9 +33,12 @@ CREATE TABLE ferry_group_turns (
 -- Ready jobs with a group in an index of their own, by group, so a claim goes round the groups
 -- one seek each, however many jobs the biggest holds; the index by name keeps the jobs without a
 -- group (a job is in one of the two, so an enqueue still writes one ready-index entry). A queue
--- without grouped jobs costs its claims one empty seek here.
+-- without grouped jobs costs its claims one empty seek here. group_key ends the index by name so that
+-- the claim's reads of it stay covering: SQLite takes a partial index's `state = 'ready'` as known
+-- but re-reads each row to test `group_key IS NULL` (EXPLAIN QUERY PLAN: USING INDEX, not COVERING
+-- INDEX), which made a claim of 1 without settings 0.094 -> 0.131 ms p50.
 DROP INDEX ferry_jobs_ready_by_name;
-CREATE INDEX ferry_jobs_ready_by_name ON ferry_jobs (queue, name, priority DESC, run_at, id)
+CREATE INDEX ferry_jobs_ready_by_name ON ferry_jobs (queue, name, priority DESC, run_at, id, group_key)
   WHERE state = 'ready' AND group_key IS NULL;
 CREATE INDEX ferry_jobs_ready_grouped ON ferry_jobs (queue, group_key, priority DESC, run_at, id)
   WHERE state = 'ready' AND group_key IS NOT NULL;
