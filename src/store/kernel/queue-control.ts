@@ -30,6 +30,14 @@ const LIMIT_COLUMNS = [
   'group_rate_per_ms',
 ] as const satisfies readonly (keyof QueueControlRow)[]
 
+/** Every column of a row but its queue, in one order, for a store that lists them (Redis's reply). */
+export const QUEUE_CONTROL_COLUMNS = [
+  'paused_at',
+  'paused_by',
+  'pause_reason',
+  ...LIMIT_COLUMNS,
+] as const satisfies readonly Exclude<keyof QueueControlRow, 'queue'>[]
+
 /** The queue a control call changes, or null when it changes none. */
 export function changedQueue({ pause, resume, limit }: ControlParams): string | null {
   return (pause ?? resume ?? limit)?.queue ?? null

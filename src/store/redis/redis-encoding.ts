@@ -14,6 +14,7 @@ import { newLeaseTokenBase } from '../kernel/lease-tokens.js'
 import {
   changedQueue,
   changeFreesWork,
+  QUEUE_CONTROL_COLUMNS,
   type QueueControlRow,
   toQueueControls,
 } from '../kernel/queue-control.js'
@@ -215,26 +216,13 @@ export function controlArgs(params: ControlParams): string[] {
   return args
 }
 
-/** The settings control.lua returns per queue, after its name, in order (its SETTINGS). */
-const CONTROL_ROW = [
-  'paused_at',
-  'paused_by',
-  'pause_reason',
-  'concurrency',
-  'rate_limit',
-  'rate_per_ms',
-  'group_concurrency',
-  'group_rate_limit',
-  'group_rate_per_ms',
-] as const satisfies readonly Exclude<keyof QueueControlRow, 'queue'>[]
-
-/** lua/control.lua's reply: the stop time's text (or null), then per queue with a setting its name and CONTROL_ROW. */
+/** lua/control.lua's reply: the stop time's text (or null), then per queue with a setting its name and each of QUEUE_CONTROL_COLUMNS, in order (control.lua's SETTINGS). */
 export function toControlRecord([stop, flat]: [string | null, (string | null)[]]): ControlRecord {
   const rows: QueueControlRow[] = []
-  const width = CONTROL_ROW.length + 1
+  const width = QUEUE_CONTROL_COLUMNS.length + 1
   for (let i = 0; i < flat.length; i += width) {
     const row = { queue: flat[i]! } as QueueControlRow
-    CONTROL_ROW.forEach((column, k) => (row[column] = flat[i + 1 + k] ?? null))
+    QUEUE_CONTROL_COLUMNS.forEach((column, k) => (row[column] = flat[i + 1 + k] ?? null))
     rows.push(row)
   }
   return { stopRequestedAt: stop === null ? null : Number(stop), queues: toQueueControls(rows) }

@@ -9,6 +9,7 @@ import type { ClaimedJob, Job, JobId, NewJob } from '../../../src/core/job.js'
 import type { Settlement } from '../../../src/core/outcome.js'
 import { emptyStats } from '../../../src/store/kernel/stats.js'
 import type { QueueStats, Store, WaitClaim, WaitParams, WaitResult } from '../../../src/store/store.js'
+import { within } from '../../support/async.js'
 import { getJob } from '../../support/store-calls.js'
 import { newJob, type CreateHarness, type StoreHarness } from '../../support/store-harness.js'
 
@@ -34,6 +35,34 @@ export const LEASE_MS = 5 * MINUTE
 export const UNKNOWN_ID = '999999999'
 
 export type WaitForJobs = (params: WaitParams & { claim: WaitClaim }) => Promise<WaitResult>
+
+/**
+ * What a waiter on 'default' (claiming up to 5) is handed when `count` jobs are enqueued through
+ * `peer` while it waits. The wait must be registered before the enqueue, which a slow machine may
+ * miss: then the jobs are cancelled (left ready under a limit, they would end every next wait at
+ * once) and it tries again, waiting longer first, up to 5 times.
+ */
+export async function deliveredOnEnqueue(
+  h: StoreHarness,
+  peer: Store,
+  waitForJobs: WaitForJobs,
+  count: number,
+): Promise<WaitResult> {
+  const claim = { limit: 5, leaseMs: LEASE_MS, workerId: 'waiter' }
+  for (let attempt = 1; ; attempt++) {
+    const waiting = waitForJobs({ queues: ['default'], timeoutMs: 3 * SECOND, claim })
+    await new Promise((resolve) => setTimeout(resolve, 100 * attempt))
+    const added = await enqueueJobs(
+      peer,
+      Date.now(),
+      Array.from({ length: count }, () => ({})),
+    )
+    const wake = await within(4 * SECOND, 'waitForJobs', waiting)
+    if (wake.reason === 'delivered') return wake
+    assert.ok(attempt < 5, 'no wait was registered in time in 5 attempts')
+    await h.store.cancel({ ids: added })
+  }
+}
 
 export async function enqueueJobs(
   store: Store,

@@ -19,6 +19,7 @@ import {
   enqueueJob,
   claimAt,
   completed,
+  deliveredOnEnqueue,
   getExisting,
   ids,
   type ConformanceCases,
@@ -272,23 +273,9 @@ export function queueControlCases({ test, deliveryTest }: ConformanceCases): voi
         await enqueueJob(h.store, t)
         const [held] = await claimAt(h.store, t, { workerId: 'holder' })
         assert.ok(held)
-        const claim = { limit: 5, leaseMs: LEASE_MS, workerId: 'waiter' }
-        for (let attempt = 1; ; attempt++) {
-          const waiting = waitForJobs({ queues: ['default'], timeoutMs: 3 * SECOND, claim })
-          await new Promise((resolve) => setTimeout(resolve, 100 * attempt))
-          const added = await enqueueJobs(peer, Date.now(), [{}, {}, {}])
-          const wake = await within(4 * SECOND, 'waitForJobs', waiting)
-          if (wake.reason !== 'delivered') {
-            assert.ok(attempt < 5, 'no wait was registered in time in 5 attempts')
-            // Left ready with room for one, they would end every next wait at once: no retry could
-            // be registered.
-            await h.store.cancel({ ids: added })
-            continue
-          }
-          assert.equal(wake.jobs.length, 1, 'one slot was left under the limit')
-          assert.deepEqual(await claimAt(h.store, Date.now(), { workerId: 'other' }), [])
-          return
-        }
+        const wake = await deliveredOnEnqueue(h, peer, waitForJobs, 3)
+        assert.equal(wake.jobs.length, 1, 'one slot was left under the limit')
+        assert.deepEqual(await claimAt(h.store, Date.now(), { workerId: 'other' }), [])
       },
     )
   })

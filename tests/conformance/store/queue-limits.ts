@@ -19,6 +19,7 @@ import {
   enqueueJobs,
   claimAt,
   completed,
+  deliveredOnEnqueue,
   ids,
   type ConformanceCases,
 } from './kit.js'
@@ -190,21 +191,9 @@ export function queueLimitsCases({ test, deliveryTest }: ConformanceCases): void
     deliveryTest('an enqueue hands a waiter no more starts than the rate allows', async (h, waitForJobs) => {
       const peer = await h.openPeer()
       await h.store.control({ limit: { queue: 'default', rate: { limit: 2, perMs: MINUTE } } })
-      const claim = { limit: 5, leaseMs: LEASE_MS, workerId: 'waiter' }
-      for (let attempt = 1; ; attempt++) {
-        const waiting = waitForJobs({ queues: ['default'], timeoutMs: 3 * SECOND, claim })
-        await new Promise((resolve) => setTimeout(resolve, 100 * attempt))
-        const added = await enqueueJobs(peer, Date.now(), [{}, {}, {}, {}])
-        const wake = await within(4 * SECOND, 'waitForJobs', waiting)
-        if (wake.reason !== 'delivered') {
-          assert.ok(attempt < 5, 'no wait was registered in time in 5 attempts')
-          await h.store.cancel({ ids: added })
-          continue
-        }
-        assert.equal(wake.jobs.length, 2, 'two starts in the window')
-        assert.deepEqual(await claimAt(h.store, Date.now(), { workerId: 'other' }), [])
-        return
-      }
+      const wake = await deliveredOnEnqueue(h, peer, waitForJobs, 4)
+      assert.equal(wake.jobs.length, 2, 'two starts in the window')
+      assert.deepEqual(await claimAt(h.store, Date.now(), { workerId: 'other' }), [])
     })
   })
 
