@@ -2,14 +2,8 @@ import type { JobHandlers, PayloadOf } from '../core/handler.js'
 import { DEFAULT_MAX_PAYLOAD_BYTES, type NewJob } from '../core/job.js'
 import { ValidationError } from '../core/errors.js'
 import { TickBatcher } from '../core/tick-batcher.js'
-import {
-  assertInteger,
-  assertKnownKeys,
-  normalizeJob,
-  optionKeys,
-  withFieldPrefix,
-  type EnqueueOptions,
-} from '../core/validate.js'
+import { assertInteger, normalizeJob, withFieldPrefix, type EnqueueOptions } from '../core/validate.js'
+import { assertKnownKeys, optionKeys } from '../core/option-keys.js'
 import type { CallerTransaction, EnqueueResult, Store } from '../store/store.js'
 import { transactionRefused } from '../store/params.js'
 

@@ -61,6 +61,10 @@ export interface Job {
    * started in time runs to its end.
    */
   expiresAt: number | null
+  /** The schedule slot this job was fired for; null for a job enqueued otherwise. */
+  schedule: JobSchedule | null
+  /** The job's own retry delays, in place of its worker's backoff; null: the worker's. */
+  backoff: JobBackoff | null
   lastError: JobError | null
   /** The handler's return value, for completed jobs. */
   result: unknown
@@ -97,7 +101,29 @@ export interface NewJob {
   /** Absolute start deadline; when null, `expiresInMs` from the store's clock (none if null too). */
   expiresAt: number | null
   expiresInMs: number | null
+  schedule: JobSchedule | null
+  backoff: JobBackoff | null
 }
+
+/**
+ * The slot of a schedule a job was fired for: the schedule's id, the slot's instant, and whether
+ * the job is the late catch-up of a slot no scheduler fired in time (docs/schedules.md).
+ */
+export interface JobSchedule {
+  id: string
+  slot: number
+  late: boolean
+}
+
+/**
+ * A job's own delays between attempts (core/backoff.ts): a fixed delay; exponential growth from
+ * `baseMs` by `factor` up to `maxMs`, with the worker's jitter; or a list of delays, one per retry,
+ * the last repeated.
+ */
+export type JobBackoff =
+  | { type: 'fixed'; delayMs: number }
+  | { type: 'exponential'; baseMs: number; factor: number; maxMs: number }
+  | { type: 'list'; delaysMs: number[] }
 
 export const DEFAULT_QUEUE = 'default'
 export const DEFAULT_PRIORITY = 0

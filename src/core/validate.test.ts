@@ -5,20 +5,19 @@ import { FerryError } from './errors.js'
 import { DEFAULT_MAX_ATTEMPTS } from './job.js'
 import {
   assertInteger,
-  assertKnownKeys,
   assertName,
   assertQueueList,
   MAX_ATTEMPTS_LIMIT,
   MAX_DELAY_MS,
   MAX_TIMEOUT_MS,
   normalizeJob,
-  optionKeys,
   parseInteger,
   PRIORITY_MAX,
   PRIORITY_MIN,
   UNIQUE_KEY_MAX_LENGTH,
   type EnqueueOptions,
 } from './validate.js'
+import { assertKnownKeys, optionKeys } from './option-keys.js'
 import { throwsValidation } from '../../tests/support/validation.js'
 
 /** normalizeJob with a valid name and payload and the given options (typed loosely: tests pass bad ones). */

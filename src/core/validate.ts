@@ -2,6 +2,7 @@
  * Input validation for everything a producer hands Ferry. It runs before any store is touched, so
  * a bad job never reaches the store and a bad job in a batch stops the whole batch.
  */
+import { normalizeJobBackoff, type JobBackoffOption } from './backoff.js'
 import { ValidationError } from './errors.js'
 import {
   DEFAULT_MAX_ATTEMPTS,
@@ -10,6 +11,7 @@ import {
   DEFAULT_QUEUE,
   type NewJob,
 } from './job.js'
+import { assertKnownKeys, describeValue, optionKeys } from './option-keys.js'
 import { serializePayload } from './payload.js'
 
 /** Queue and job names: safe in file names, URLs, Redis keys and log lines. */
@@ -50,6 +52,12 @@ export interface EnqueueOptions {
   expiresInMs?: number
   /** Start deadline as an instant (a Date or epoch milliseconds). Not with expiresInMs. */
   expiresAt?: Date | number
+  /**
+   * This job's delays between attempts, in place of its worker's backoff: `{ type: 'fixed',
+   * delayMs }`, `{ type: 'exponential', baseMs?, factor?, maxMs? }` or `{ type: 'list', delaysMs }`
+   * (one delay per retry, the last repeated).
+   */
+  backoff?: JobBackoffOption
 }
 
 const ENQUEUE_OPTION_KEYS = optionKeys<EnqueueOptions>({
@@ -63,6 +71,7 @@ const ENQUEUE_OPTION_KEYS = optionKeys<EnqueueOptions>({
   group: true,
   expiresInMs: true,
   expiresAt: true,
+  backoff: true,
 })
 
 export interface NormalizeJobOptions {
@@ -102,6 +111,8 @@ export function normalizeJob(
       group: null,
       expiresAt: null,
       expiresInMs: null,
+      schedule: null,
+      backoff: null,
     }
   }
   const opts = options
@@ -136,7 +147,7 @@ export function normalizeJob(
       throw new ValidationError(
         'invalid_delay',
         'delayMs',
-        `must be a number of milliseconds from 0 to ${MAX_DELAY_MS} (got ${describe(delayMs)})`,
+        `must be a number of milliseconds from 0 to ${MAX_DELAY_MS} (got ${describeValue(delayMs)})`,
       )
     }
     delayMs = Math.ceil(delayMs)
@@ -157,6 +168,8 @@ export function normalizeJob(
     group,
     expiresAt,
     expiresInMs,
+    schedule: null,
+    backoff: opts.backoff == null ? null : normalizeJobBackoff(opts.backoff),
   }
 }
 
@@ -179,7 +192,7 @@ function startDeadline(
       throw new ValidationError(
         'invalid_option',
         'expiresInMs',
-        `must be a number of milliseconds above 0, at most ${MAX_DELAY_MS} (got ${describe(ms)})`,
+        `must be a number of milliseconds above 0, at most ${MAX_DELAY_MS} (got ${describeValue(ms)})`,
       )
     }
     const expiresInMs = Math.ceil(ms)
@@ -218,82 +231,6 @@ export function withFieldPrefix(error: ValidationError, prefix: string): Validat
   return prefixed
 }
 
-/**
- * The keys of an options type as a list, written as `{ key: true, … }` so that the compiler holds
- * it to the type: a key of the type missing from it, or one the type does not have, is a type
- * error. So an option added to the type cannot be forgotten by assertKnownKeys.
- */
-export function optionKeys<T extends object>(keys: Record<keyof T, true>): readonly string[] {
-  return Object.freeze(Object.keys(keys))
-}
-
-/**
- * Refuses an options object with a key that is not one of `known`. A misspelt option must be an
- * error, not fall back to its default in silence: a typo of a PostgreSQL `schema` or a Redis
- * `namespace` would write into another application's queue. `field` is the path of the object
- * (`backoff`, `jobs[3]`), '' at the top; the error's field is the path of the unknown key.
- */
-export function assertKnownKeys(value: unknown, known: readonly string[], field: string): void {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new ValidationError(
-      'invalid_option',
-      field === '' ? 'options' : field,
-      `must be an object of options (got ${describe(value)})`,
-    )
-  }
-  for (const key of Object.keys(value)) {
-    if (known.includes(key)) continue
-    const suggestion = closestKey(key, known)
-    throw new ValidationError(
-      'invalid_option',
-      field === '' ? key : `${field}.${key}`,
-      `unknown option${suggestion === null ? '' : `, did you mean ${suggestion}?`} (${
-        known.length === 0 ? 'none are known here' : `known options: ${known.join(', ')}`
-      })`,
-    )
-  }
-}
-
-/** Misspellings this far from a known key (letters inserted, deleted or replaced) get a suggestion. */
-const SUGGESTION_DISTANCE = 2
-
-/**
- * The known key a misspelt one most likely meant: the one nearest to it, ignoring case, when it is
- * at most SUGGESTION_DISTANCE edits away and no other is as near. Null when none or several are.
- */
-function closestKey(key: string, known: readonly string[]): string | null {
-  let best: string | null = null
-  let bestDistance = Math.min(SUGGESTION_DISTANCE, key.length - 1) + 1
-  let tied = false
-  for (const candidate of known) {
-    const distance = editDistance(key.toLowerCase(), candidate.toLowerCase())
-    if (distance < bestDistance) {
-      best = candidate
-      bestDistance = distance
-      tied = false
-    } else if (distance === bestDistance) {
-      tied = true
-    }
-  }
-  return tied ? null : best
-}
-
-/** Levenshtein distance: the fewest single-character insertions, deletions or replacements. */
-function editDistance(a: string, b: string): number {
-  // One row of the dynamic-programming table at a time: previous[j] is the distance between the
-  // first i - 1 characters of a and the first j of b.
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i]
-    for (let j = 1; j <= b.length; j++) {
-      const replace = previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, replace)
-    }
-    previous = current
-  }
-  return previous[b.length]!
-}
-
 export function assertName(
   value: unknown,
   field: string,
@@ -303,7 +240,7 @@ export function assertName(
     throw new ValidationError(
       code,
       field,
-      `must be 1 to 128 characters of letters, digits, '.', '_', ':' or '-' (got ${describe(value)})`,
+      `must be 1 to 128 characters of letters, digits, '.', '_', ':' or '-' (got ${describeValue(value)})`,
     )
   }
 }
@@ -330,7 +267,7 @@ function assertGroup(value: unknown, field: string): void {
     throw new ValidationError(
       'invalid_option',
       field,
-      `must be a string of 1 to ${GROUP_MAX_LENGTH} characters (got ${describe(value)})`,
+      `must be a string of 1 to ${GROUP_MAX_LENGTH} characters (got ${describeValue(value)})`,
     )
   }
 }
@@ -340,7 +277,7 @@ function assertUniqueKey(value: unknown, field: string): void {
     throw new ValidationError(
       'invalid_unique_key',
       field,
-      `must be a string of 1 to ${UNIQUE_KEY_MAX_LENGTH} characters (got ${describe(value)})`,
+      `must be a string of 1 to ${UNIQUE_KEY_MAX_LENGTH} characters (got ${describeValue(value)})`,
     )
   }
   // A key must mean the same in every store: PostgreSQL text cannot hold U+0000, and a lone
@@ -376,7 +313,7 @@ export function assertInteger(
   code: IntegerCode = 'invalid_option',
 ): asserts value is number {
   if (!isIntegerIn(value, range)) {
-    throw new ValidationError(code, field, `must be ${integerKind(range)} (got ${describe(value)})`)
+    throw new ValidationError(code, field, `must be ${integerKind(range)} (got ${describeValue(value)})`)
   }
 }
 
@@ -417,18 +354,8 @@ function toInstant(value: unknown, field: string): number {
     throw new ValidationError(
       'invalid_run_at',
       field,
-      `must be a valid Date or epoch milliseconds (got ${describe(value)})`,
+      `must be a valid Date or epoch milliseconds (got ${describeValue(value)})`,
     )
   }
   return Math.ceil(ms)
-}
-
-function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)
-  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint')
-    return String(value)
-  if (value === null) return 'null'
-  if (value === undefined) return 'undefined'
-  if (Array.isArray(value)) return 'an array'
-  return `a ${typeof value}`
 }

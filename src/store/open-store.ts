@@ -1,5 +1,5 @@
 import { ValidationError } from '../core/errors.js'
-import { assertKnownKeys, optionKeys } from '../core/validate.js'
+import { assertKnownKeys, optionKeys } from '../core/option-keys.js'
 import type { MigrateResult, Store } from './store.js'
 
 export const DEFAULT_STORE_URL = 'sqlite:./ferry.db'

@@ -5,7 +5,8 @@
  */
 import { ValidationError } from '../core/errors.js'
 import { JOB_STATES } from '../core/job.js'
-import { assertInteger, assertKnownKeys, assertName, assertQueueList, optionKeys } from '../core/validate.js'
+import { assertInteger, assertName, assertQueueList } from '../core/validate.js'
+import { assertKnownKeys, optionKeys } from '../core/option-keys.js'
 import type {
   CancelParams,
   ClaimParams,

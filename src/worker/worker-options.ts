@@ -1,12 +1,7 @@
 import { assertBackoffOptions, type BackoffOptions } from '../core/backoff.js'
 import { ValidationError } from '../core/errors.js'
-import {
-  assertInteger,
-  assertKnownKeys,
-  assertQueueList,
-  MAX_TIMEOUT_MS,
-  optionKeys,
-} from '../core/validate.js'
+import { assertInteger, assertQueueList, MAX_TIMEOUT_MS } from '../core/validate.js'
+import { assertKnownKeys, optionKeys } from '../core/option-keys.js'
 import type { Store } from '../store/store.js'
 import { createExecutor, type ExecutionStrategy } from './executors/create-executor.js'
 import type { Executor } from './executors/executor.js'

@@ -38,6 +38,8 @@ function job(id: string, key: string, overrides: Partial<Job> = {}): Job {
     maxAttempts: 25,
     timeoutMs: null,
     uniqueKey: key,
+    schedule: null,
+    backoff: null,
     group: null,
     expiresAt: null,
     lastError: null,

@@ -90,6 +90,8 @@ export function claimedJob(
     timeoutMs: null,
     uniqueKey: null,
     group: null,
+    schedule: null,
+    backoff: null,
     expiresAt: null,
     lastError: null,
     result: null,

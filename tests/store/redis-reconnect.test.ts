@@ -128,6 +128,8 @@ function job(): Parameters<RedisStore['enqueue']>[0]['jobs'][number] {
     payload: '{}',
     priority: 0,
     runAt: null,
+    schedule: null,
+    backoff: null,
     delayMs: 0,
     maxAttempts: 3,
     timeoutMs: null,

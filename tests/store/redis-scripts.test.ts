@@ -102,6 +102,8 @@ describe('RedisStore functions', ownServerOptions(), () => {
       group: null,
       expiresAt: null,
       expiresInMs: null,
+      schedule: null,
+      backoff: null,
     }
     const jobs = [
       { ...job, delayMs: 0, maxAttempts: 1, timeoutMs: null, uniqueKey: null },

@@ -36,6 +36,8 @@ export function newJob(overrides: Partial<NewJob> = {}): NewJob {
     group: null,
     expiresAt: null,
     expiresInMs: null,
+    schedule: null,
+    backoff: null,
     ...overrides,
   }
 }

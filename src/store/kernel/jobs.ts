@@ -6,6 +6,7 @@
  * results and errors are JSON text in both.
  */
 import type { ClaimedJob, Job, JobError, JobState, NewJob } from '../../core/job.js'
+import { readMeta } from './job-meta.js'
 
 /** Int64: how a bigint column reads, a number from SQLite (JobRow<number>), decimal text from pg (JobRow<string>). */
 export interface JobRow<Int64 extends number | string = number | string> {
@@ -27,6 +28,8 @@ export interface JobRow<Int64 extends number | string = number | string> {
   worker_id: string | null
   last_error: string | null
   result: string | null
+  /** JSON text of what a job carries that no store query reads (kernel/job-meta.ts); null for none. */
+  meta: string | null
   created_at: Int64
   updated_at: Int64
   finished_at: Int64 | null
@@ -47,6 +50,7 @@ export function toJob(row: JobRow): Job {
     uniqueKey: row.unique_key,
     group: row.group_key ?? null,
     expiresAt: row.expires_at == null ? null : Number(row.expires_at),
+    ...readMeta(row.meta ?? null),
     lastError: row.last_error === null ? null : (JSON.parse(row.last_error) as JobError),
     result: row.result === null ? null : (JSON.parse(row.result) as unknown),
     workerId: row.worker_id,

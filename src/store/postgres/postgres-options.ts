@@ -4,7 +4,8 @@
  * connection string. A connection string's parameter that pg would drop in silence is refused.
  */
 import { ValidationError } from '../../core/errors.js'
-import { assertInteger, assertKnownKeys, optionKeys } from '../../core/validate.js'
+import { assertInteger } from '../../core/validate.js'
+import { assertKnownKeys, optionKeys } from '../../core/option-keys.js'
 import { serverAddress } from '../connection-error.js'
 
 export interface PostgresStoreOptions {

@@ -64,6 +64,8 @@ export function toJob(reply: JobReply): Job {
     uniqueKey: text('uk'),
     group: text('g'),
     expiresAt: numberOr('x', null),
+    schedule: null,
+    backoff: null,
     lastError: lastError === null ? null : (JSON.parse(lastError) as JobError),
     result: result === null ? null : (JSON.parse(result) as unknown),
     workerId: text('w'),

@@ -6,7 +6,7 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis'
 
 import { StoreUnavailableError, ValidationError } from '../../core/errors.js'
-import { assertKnownKeys, optionKeys } from '../../core/validate.js'
+import { assertKnownKeys, optionKeys } from '../../core/option-keys.js'
 import { osErrorOf, serverAddress } from '../connection-error.js'
 import { messageOf } from '../params.js'
 

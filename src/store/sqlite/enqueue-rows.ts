@@ -9,6 +9,7 @@
 import type { NewJob } from '../../core/job.js'
 import type { EnqueueResult } from '../store.js'
 import { deadlineOf } from '../kernel/jobs.js'
+import { metaOf } from '../kernel/job-meta.js'
 import type { SqliteConnection, Statement } from './sqlite-connection.js'
 
 /**
@@ -18,7 +19,7 @@ import type { SqliteConnection, Statement } from './sqlite-connection.js'
  */
 export const ENQUEUE_ROWS = 64
 /** Parameters per row of sql/enqueue-rows.sql. */
-const ROW_PARAMS = 13
+const ROW_PARAMS = 14
 
 /** What an enqueue wrote, for the wake-ups that follow its commit. */
 export interface EnqueuedRows {
@@ -55,7 +56,8 @@ export function enqueueRows(connection: SqliteConnection, jobs: readonly NewJob[
       nextId ??= connection.statement('enqueue-next-id').pluck().get() as number
       const first = jobs[i]!
       const runAt = first.runAt ?? at + first.delayMs
-      if (sharesColumns(jobs, i, runAt, at)) {
+      const meta = metaOf(first)
+      if (sharesColumns(jobs, i, runAt, meta, at)) {
         shared ??= connection.rowsStatement('enqueue-rows-shared', ENQUEUE_ROWS)
         sharedParams ??= new Array<unknown>(ENQUEUE_ROWS * 2)
         for (let row = 0; row < ENQUEUE_ROWS; row++) {
@@ -73,6 +75,7 @@ export function enqueueRows(connection: SqliteConnection, jobs: readonly NewJob[
           group_key: first.group,
           expires_at: deadlineOf(first, at),
           at,
+          meta,
         })
       } else {
         rows ??= connection.rowsStatement('enqueue-rows', ENQUEUE_ROWS)
@@ -94,6 +97,7 @@ export function enqueueRows(connection: SqliteConnection, jobs: readonly NewJob[
           params[p + 10] = deadlineOf(job, at)
           params[p + 11] = at
           params[p + 12] = at
+          params[p + 13] = metaOf(job)
         }
         rows.run(params)
       }
@@ -120,9 +124,15 @@ function takesRows(jobs: readonly NewJob[], first: number): boolean {
 
 /**
  * Whether the ENQUEUE_ROWS jobs from `first` (none with a unique key) share every column but their
- * id and payload, so that sql/enqueue-rows-shared.sql can bind those columns once.
+ * id and payload (`meta` is the first one's), so that sql/enqueue-rows-shared.sql can bind those columns once.
  */
-function sharesColumns(jobs: readonly NewJob[], first: number, runAt: number, at: number): boolean {
+function sharesColumns(
+  jobs: readonly NewJob[],
+  first: number,
+  runAt: number,
+  meta: string | null,
+  at: number,
+): boolean {
   const a = jobs[first]!
   for (let i = first + 1; i < first + ENQUEUE_ROWS; i++) {
     const b = jobs[i]!
@@ -134,7 +144,9 @@ function sharesColumns(jobs: readonly NewJob[], first: number, runAt: number, at
       b.timeoutMs !== a.timeoutMs ||
       b.group !== a.group ||
       deadlineOf(b, at) !== deadlineOf(a, at) ||
-      (b.runAt ?? at + b.delayMs) !== runAt
+      (b.runAt ?? at + b.delayMs) !== runAt ||
+      // A plain job's meta is null: only jobs with a slot or a backoff pay for the comparison.
+      ((b.schedule !== null || b.backoff !== null || meta !== null) && metaOf(b) !== meta)
     )
       return false
   }
@@ -166,6 +178,7 @@ function enqueueOne(
       deadlineOf(job, at),
       at,
       at,
+      metaOf(job),
     )
   if (changes === 0) {
     const holder = connection.statement('enqueue-find-unique').pluck().get({ unique_key: job.uniqueKey })

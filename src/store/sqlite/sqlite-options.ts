@@ -3,7 +3,7 @@
  * touched, and the `sqlite:` URL that `ferry --store` and openStore() take.
  */
 import { ValidationError } from '../../core/errors.js'
-import { assertKnownKeys, optionKeys } from '../../core/validate.js'
+import { assertKnownKeys, optionKeys } from '../../core/option-keys.js'
 
 export type SqliteDurability = 'full' | 'normal'
 

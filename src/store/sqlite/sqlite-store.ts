@@ -11,6 +11,8 @@ import type {
   FindExpiredLeasesParams,
   FindExpiredLeasesResult,
   EnqueueResult,
+  FireScheduleParams,
+  FireScheduleResult,
   JobPage,
   ListJobsParams,
   MigrateResult,
@@ -20,6 +22,8 @@ import type {
   RecoverResult,
   RenewParams,
   RetryParams,
+  SchedulesParams,
+  SchedulesResult,
   SettleBatchResult,
   SettleParams,
   SettleResult,
@@ -58,7 +62,17 @@ import {
   toQueueControls,
   type QueueControlRow,
 } from '../kernel/queue-control.js'
-import { enqueueRows } from './enqueue-rows.js'
+import {
+  checkFireScheduleParams,
+  checkSchedulesParams,
+  fireMayProceed,
+  scheduleChanges,
+  scheduleRowAfter,
+  toSchedule,
+  UNFINISHED_STATES,
+  type ScheduleRow,
+} from '../kernel/schedules.js'
+import { enqueueRows, type EnqueuedRows } from './enqueue-rows.js'
 import { type JobRow, toClaimedRow, toJob } from '../kernel/jobs.js'
 import { settleRows } from './settle-rows.js'
 import { SqliteConnection } from './sqlite-connection.js'
@@ -165,13 +179,9 @@ export class SqliteStore implements Store {
     this.assertOpen('enqueue')
     if (tx !== undefined) throw transactionRefused(this.kind)
     if (jobs.length === 0) return []
-    const { results, readyQueues, earliestScheduled } = this.connection.write((lockedAt) =>
-      enqueueRows(this.connection, jobs, now ?? lockedAt),
-    )
-    this.hub.notify(readyQueues)
-    this.hub.armDue(earliestScheduled, Date.now())
-    if (results.some((result) => result.created)) this.fileWatch.ring()
-    return results
+    const enqueued = this.connection.write((lockedAt) => enqueueRows(this.connection, jobs, now ?? lockedAt))
+    this.wakeAfterEnqueue(enqueued)
+    return enqueued.results
   }
 
   // ── worker hot path ────────────────────────────────────────────────────────────────────────
@@ -423,6 +433,68 @@ export class SqliteStore implements Store {
     }))
   }
 
+  // ── schedules ──────────────────────────────────────────────────────────────────────────────
+
+  async schedules(params: SchedulesParams = {}): Promise<SchedulesResult> {
+    this.assertOpen('schedules')
+    checkSchedulesParams(params)
+    const changes = scheduleChanges(params)
+    if (changes.length > 0) {
+      const changed = this.connection.write((lockedAt) => {
+        const at = params.now ?? lockedAt
+        let any = false
+        for (const { id, change } of changes) {
+          const current =
+            (this.connection.statement('schedule-get').get({ id }) as ScheduleRow | undefined) ?? null
+          const row = scheduleRowAfter(change, current, at)
+          if (row === current) continue
+          any = true
+          if (row === null) this.connection.statement('schedule-delete').run({ id })
+          else this.connection.statement('schedule-put').run(row)
+        }
+        if (any) this.connection.statement('schedules-version-bump').run()
+        return any
+      })
+      // Every worker's scheduler reloads: those of this process now, the others on the commit.
+      if (changed) {
+        this.hub.broadcast('notified')
+        this.fileWatch.ring()
+      }
+    }
+    return this.connection.read(() => ({
+      schedules: (this.connection.statement('schedules-list').all() as ScheduleRow[]).map(toSchedule),
+      version: this.schedulesVersion(),
+    }))
+  }
+
+  async fireSchedule(params: FireScheduleParams): Promise<FireScheduleResult> {
+    this.assertOpen('fireSchedule')
+    checkFireScheduleParams(params)
+    const { id, toSlot, jobs, now } = params
+    const fired = this.connection.write((lockedAt): FireScheduleResult | EnqueuedRows => {
+      const row = (this.connection.statement('schedule-get').get({ id }) as ScheduleRow | undefined) ?? null
+      if (!fireMayProceed(row, params))
+        return { outcome: 'stale', schedule: row === null ? null : toSchedule(row) }
+      const fire = this.connection.statement('schedule-fire')
+      if (row.overlap === 'skip' && row.last_job_id !== null) {
+        const state = this.connection
+          .statement('schedule-last-job-state')
+          .pluck()
+          .get({ id: row.last_job_id })
+        if (UNFINISHED_STATES.includes(state as (typeof UNFINISHED_STATES)[number])) {
+          fire.run({ id, to_slot: toSlot, last_job_id: null })
+          return { outcome: 'overlap' }
+        }
+      }
+      const enqueued = enqueueRows(this.connection, jobs, now ?? lockedAt)
+      fire.run({ id, to_slot: toSlot, last_job_id: enqueued.results.at(-1)?.id ?? null })
+      return enqueued
+    })
+    if ('outcome' in fired) return fired
+    this.wakeAfterEnqueue(fired)
+    return { outcome: 'fired', ids: fired.results.map((result) => result.id) }
+  }
+
   // ── worker control ─────────────────────────────────────────────────────────────────────────
 
   async control(params: ControlParams = {}): Promise<ControlRecord> {
@@ -442,14 +514,19 @@ export class SqliteStore implements Store {
     if (requestStop) this.hub.broadcast('notified')
     else if (freesWork) this.hub.notify([queue])
     if (requestStop || freesWork) this.fileWatch.ring()
-    const { at, rows } = this.connection.read(() => ({
+    const { at, rows, schedulesVersion } = this.connection.read(() => ({
       at: this.connection.statement('control').pluck().get() as number | undefined,
       rows: this.connection.statement('queue-control-list').all() as QueueControlRow[],
+      schedulesVersion: this.schedulesVersion(),
     }))
     this.limitedQueues = rows
       .filter((row) => row.concurrency !== null || row.group_concurrency !== null)
       .map((row) => row.queue)
-    return { stopRequestedAt: at ?? null, queues: toQueueControls(rows) }
+    return {
+      stopRequestedAt: at ?? null,
+      queues: toQueueControls(rows),
+      schedulesVersion,
+    }
   }
 
   // ── internals ──────────────────────────────────────────────────────────────────────────────
@@ -473,6 +550,18 @@ export class SqliteStore implements Store {
       () =>
         this.connection.statement('wait-for-work-next-due').pluck().get({ queues: json }) as number | null,
     )
+  }
+
+  /** The store's schedules version: 0 before the first change. */
+  private schedulesVersion(): number {
+    return (this.connection.statement('schedules-version').pluck().get() as number | undefined) ?? 0
+  }
+
+  /** Wakes the waiters an enqueue's jobs concern: here at once, in other processes through the file. */
+  private wakeAfterEnqueue({ results, readyQueues, earliestScheduled }: EnqueuedRows): void {
+    this.hub.notify(readyQueues)
+    this.hub.armDue(earliestScheduled, Date.now())
+    if (results.some((result) => result.created)) this.fileWatch.ring()
   }
 
   private wakeAfterReschedule(): void {

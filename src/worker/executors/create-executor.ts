@@ -1,5 +1,5 @@
 import { ValidationError } from '../../core/errors.js'
-import { assertKnownKeys } from '../../core/validate.js'
+import { assertKnownKeys } from '../../core/option-keys.js'
 import type { HandlerSource } from '../handler-module.js'
 import { POOL_EXECUTOR_OPTION_KEYS, type PoolExecutorOptions } from './pool/pool-options.js'
 import type { Executor } from './executor.js'

@@ -1,4 +1,4 @@
-import { assertKnownKeys } from '../../core/validate.js'
+import { assertKnownKeys } from '../../core/option-keys.js'
 import type { HandlerSource } from '../handler-module.js'
 import { ChildPool } from './pool/child-pool.js'
 import {

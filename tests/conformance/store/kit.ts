@@ -153,6 +153,8 @@ export function view(job: Job): Job {
     uniqueKey: job.uniqueKey,
     group: job.group,
     expiresAt: job.expiresAt,
+    schedule: job.schedule,
+    backoff: job.backoff,
     lastError: job.lastError,
     result: job.result ?? null,
     workerId: job.workerId,

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os'
-import { assertInteger, assertKnownKeys, optionKeys } from '../../../core/validate.js'
+import { assertInteger } from '../../../core/validate.js'
+import { assertKnownKeys, optionKeys } from '../../../core/option-keys.js'
 
 /** Options shared by the isolating executors (threads, processes, fork). */
 export interface PoolExecutorOptions {
