@@ -36,6 +36,7 @@ export async function applyControl(
   return {
     stopRequestedAt: at === null ? null : Number(at),
     queues: toQueueControls(rows.filter((row): row is ControlRow & QueueControlRow => row.queue !== null)),
+    schedulesVersion: 0, // branch-only placeholder
   }
 }
 

@@ -227,7 +227,7 @@ export function toControlRecord([stop, flat]: [string | null, (string | null)[]]
     QUEUE_CONTROL_COLUMNS.forEach((column, k) => (row[column] = flat[i + 1 + k] ?? null))
     rows.push(row)
   }
-  return { stopRequestedAt: stop === null ? null : Number(stop), queues: toQueueControls(rows) }
+  return { stopRequestedAt: stop === null ? null : Number(stop), queues: toQueueControls(rows), schedulesVersion: 0 } // branch-only placeholder
 }
 
 /** What each of the counts after a queue's name in lua/stats.lua's reply is of, in order. */

@@ -432,6 +432,15 @@ export class RedisStore implements Store {
 
   // ── worker control ─────────────────────────────────────────────────────────────────────────
 
+  // Branch-only placeholders, replaced before the branch lands.
+  async schedules(): Promise<import('../store.js').SchedulesResult> {
+    throw new Error('schedules: not written for this store yet')
+  }
+
+  async fireSchedule(): Promise<import('../store.js').FireScheduleResult> {
+    throw new Error('fireSchedule: not written for this store yet')
+  }
+
   async control(params: ControlParams = {}): Promise<ControlRecord> {
     this.assertOpen('control')
     checkControlParams(params)

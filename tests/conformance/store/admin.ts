@@ -403,8 +403,12 @@ export function adminCases({ test }: ConformanceCases): void {
   describe('control', () => {
     test('answers a stop request with the record as the request left it', async ({ store }) => {
       const t = Date.now()
-      assert.deepEqual(await store.control({ requestStop: true, now: t }), { stopRequestedAt: t, queues: [] })
-      assert.deepEqual(await store.control(), { stopRequestedAt: t, queues: [] })
+      assert.deepEqual(await store.control({ requestStop: true, now: t }), {
+        stopRequestedAt: t,
+        queues: [],
+        schedulesVersion: 0,
+      })
+      assert.deepEqual(await store.control(), { stopRequestedAt: t, queues: [], schedulesVersion: 0 })
     })
 
     test('reports null before any stop request and the latest request after', async ({ store }) => {

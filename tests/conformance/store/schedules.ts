@@ -179,10 +179,10 @@ export function schedulesCases({ test }: ConformanceCases): void {
 
     test('a schedule change wakes a waiting worker of another process', async (h) => {
       const peer = await h.openPeer()
-      const waiting = peer.waitForWork({ queues: ['elsewhere'], timeoutMs: 10 * SECOND })
+      const waiting = waitReason(peer, { queues: ['elsewhere'], timeoutMs: 10 * SECOND })
       await new Promise((resolve) => setTimeout(resolve, 200))
       await h.store.schedules({ put: [definition('a')] })
-      assert.equal(await within(5 * SECOND, 'the wake-up', waitReason(waiting)), 'notified')
+      assert.equal(await within(5 * SECOND, 'the wake-up', waiting), 'notified')
     })
 
     test('bad definitions are refused, naming the field, and nothing is written', async ({ store }) => {
@@ -349,12 +349,12 @@ export function schedulesCases({ test }: ConformanceCases): void {
     })
 
     test('a fired job wakes a worker of another process waiting on its queue', async (h) => {
-      const schedule = await created(h.store, definition('s'))
+      const schedule = await created(h.store, definition('s'), Date.now() - SECOND)
       const peer = await h.openPeer()
-      const waiting = peer.waitForWork({ queues: ['default'], timeoutMs: 10 * SECOND })
+      const waiting = waitReason(peer, { queues: ['default'], timeoutMs: 10 * SECOND })
       await new Promise((resolve) => setTimeout(resolve, 200))
       await h.store.fireSchedule(fireOf(schedule, [Date.now()], Date.now()))
-      assert.equal(await within(5 * SECOND, 'the wake-up', waitReason(waiting)), 'notified')
+      assert.equal(await within(5 * SECOND, 'the wake-up', waiting), 'notified')
     })
 
     test('bad fires are refused, naming the field, and nothing is written', async ({ store }) => {

@@ -12,5 +12,4 @@
 INSERT INTO ferry_jobs (id, queue, name, payload, state, priority, run_at, max_attempts, timeout_ms, group_key,
                         expires_at, created_at, updated_at, meta)
 VALUES
-(?, :queue, :name, ?, :state, :priority, :run_at, :max_attempts, :timeout_ms, :group_key, :expires_at, :at, :at,
- :meta)
+(?, :queue, :name, ?, :state, :priority, :run_at, :max_attempts, :timeout_ms, :group_key, :expires_at, :at, :at, :meta)
