@@ -20,6 +20,7 @@ function encodedBytesOf(job: NewJob): number {
     job.queue.length +
     job.name.length +
     (job.uniqueKey === null ? 0 : Buffer.byteLength(job.uniqueKey, 'utf8')) +
+    (job.backoff === null ? 0 : JSON.stringify(job.backoff).length) +
     JOB_ENCODING_BYTES
   )
 }

@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 
-import { assertBackoffOptions, backoffMs, DEFAULT_BACKOFF, type BackoffOptions } from './backoff.js'
+import {
+  assertBackoffOptions,
+  backoffMs,
+  DEFAULT_BACKOFF,
+  normalizeJobBackoff,
+  retryDelayMs,
+  type BackoffOptions,
+} from './backoff.js'
 import { ValidationError } from './errors.js'
 
 const lowest = () => 0
@@ -110,4 +117,42 @@ test('names the options where they sit', () => {
     () => assertBackoffOptions({ factr: 2 }, 'retry.backoff'),
     (error: unknown) => error instanceof ValidationError && error.field === 'retry.backoff.factr',
   )
+})
+
+test("a job's backoff option is checked and completed, naming what is wrong", () => {
+  assert.deepEqual(normalizeJobBackoff({ type: 'exponential', baseMs: 10 }), {
+    type: 'exponential',
+    ...DEFAULT_BACKOFF,
+    baseMs: 10,
+  })
+  assert.deepEqual(normalizeJobBackoff({ type: 'list', delaysMs: [1, 2] }), {
+    type: 'list',
+    delaysMs: [1, 2],
+  })
+  const refusals: [unknown, string][] = [
+    [5000, 'backoff'],
+    [{ type: 'linear' }, 'backoff.type'],
+    [{ type: 'fixed', delayMs: -1 }, 'backoff.delayMs'],
+    [{ type: 'fixed', delayMs: 5, baseMs: 1 }, 'backoff.baseMs'],
+    [{ type: 'exponential', factor: 0.5 }, 'backoff.factor'],
+    [{ type: 'list', delaysMs: [] }, 'backoff.delaysMs'],
+    [{ type: 'list', delaysMs: [1, 'x'] }, 'backoff.delaysMs[1]'],
+  ]
+  for (const [value, field] of refusals) {
+    assert.throws(
+      () => normalizeJobBackoff(value),
+      (error: unknown) => error instanceof ValidationError && error.field === field,
+      field,
+    )
+  }
+})
+
+test('a list backoff gives one delay per retry and repeats its last', () => {
+  const list = { type: 'list', delaysMs: [10, 20, 30] } as const
+  assert.deepEqual(
+    [1, 2, 3, 4, 9].map((attempt) => retryDelayMs(attempt, { ...list, delaysMs: [...list.delaysMs] }, {})),
+    [10, 20, 30, 30, 30],
+  )
+  assert.equal(retryDelayMs(3, { type: 'fixed', delayMs: 250 }, {}), 250)
+  assert.equal(retryDelayMs(1, null, { baseMs: 100 }, lowest), 50, "without one, the worker's")
 })

@@ -41,6 +41,8 @@ describe('normalizeJob', () => {
       group: null,
       expiresAt: null,
       expiresInMs: null,
+      schedule: null,
+      backoff: null,
     })
   })
 
@@ -54,7 +56,10 @@ describe('normalizeJob', () => {
       uniqueKey: 'welcome:42',
       group: 'tenant 42',
       expiresInMs: 60_000.5,
+      backoff: { type: 'fixed', delayMs: 5000 },
     })
+    assert.deepEqual(job.backoff, { type: 'fixed', delayMs: 5000 })
+    assert.equal(job.schedule, null, 'a slot is set by a fire, never by a producer')
     assert.equal(job.group, 'tenant 42')
     assert.equal(job.expiresInMs, 60_001, 'rounded up to whole milliseconds')
     assert.equal(job.expiresAt, null)

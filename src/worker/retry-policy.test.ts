@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 
-import type { ClaimedJob, JobError } from '../core/job.js'
+import type { ClaimedJob, JobBackoff, JobError } from '../core/job.js'
 import type { ExecutionOutcome } from './executors/executor.js'
 import { decideSettlement, type AbortCause } from './retry-policy.js'
 
@@ -10,7 +10,7 @@ const NOW = 1_700_000_000_000
 const lowest = () => 0
 const BACKOFF = { baseMs: 1000, factor: 2, maxMs: 60_000 }
 
-function claimed(attempts: number, maxAttempts = 3): ClaimedJob {
+function claimed(attempts: number, maxAttempts = 3, backoff: JobBackoff | null = null): ClaimedJob {
   return {
     id: '7',
     queue: 'default',
@@ -23,6 +23,10 @@ function claimed(attempts: number, maxAttempts = 3): ClaimedJob {
     maxAttempts,
     timeoutMs: null,
     uniqueKey: null,
+    group: null,
+    expiresAt: null,
+    schedule: null,
+    backoff,
     lastError: null,
     result: null,
     workerId: 'w',
@@ -40,9 +44,15 @@ function decide(
     attempts = 1,
     abortCause = null,
     timeoutMs = null,
-  }: { attempts?: number; abortCause?: AbortCause | null; timeoutMs?: number | null } = {},
+    backoff = null,
+  }: {
+    attempts?: number
+    abortCause?: AbortCause | null
+    timeoutMs?: number | null
+    backoff?: JobBackoff | null
+  } = {},
 ) {
-  const job = claimed(attempts)
+  const job = claimed(attempts, 3, backoff)
   return decideSettlement(
     { job, outcome, abortCause, timeoutMs },
     { now: NOW, backoff: BACKOFF, random: lowest },
@@ -99,6 +109,20 @@ test('a failed attempt with attempts left is retried after the backoff of its at
   const second = decide({ kind: 'failed', error: thrown }, { attempts: 2 })
   assert.ok(second?.kind === 'retry')
   assert.equal(second.runAt, NOW + 1000)
+})
+
+test("a job's own backoff decides its retry time, in place of the worker's", () => {
+  const failed: ExecutionOutcome = { kind: 'failed', error: thrown }
+  const retryAt = (backoff: JobBackoff, attempts: number) => {
+    const settlement = decide(failed, { attempts, backoff })
+    assert.ok(settlement?.kind === 'retry')
+    return settlement.runAt - NOW
+  }
+  assert.equal(retryAt({ type: 'fixed', delayMs: 7000 }, 2), 7000)
+  const list: JobBackoff = { type: 'list', delaysMs: [10, 20] }
+  assert.deepEqual([retryAt(list, 1), retryAt(list, 2)], [10, 20])
+  // Exponential keeps the worker's jitter (at its lowest here: half the nominal delay).
+  assert.equal(retryAt({ type: 'exponential', baseMs: 100, factor: 3, maxMs: 10_000 }, 2), 150)
 })
 
 test('a failed last attempt ends the job dead with its error', () => {

@@ -3,7 +3,7 @@
  * happened (completed, failed, snoozed, permanent, aborted); whether that means another attempt,
  * when, or the end of the job is decided here, and nowhere else. Pure: no clock, no I/O.
  */
-import { backoffMs, type BackoffOptions } from '../core/backoff.js'
+import { retryDelayMs, type BackoffOptions } from '../core/backoff.js'
 import type { ClaimedJob, JobError } from '../core/job.js'
 import type { Settlement } from '../core/outcome.js'
 import { serializePayload } from '../core/payload.js'
@@ -78,10 +78,10 @@ export function decideSettlement(attempt: EndedAttempt, options: RetryPolicyOpti
   }
 }
 
-/** A failed attempt: another one after the backoff while attempts are left, else the end. */
+/** A failed attempt: another one after the backoff (the job's own, else the worker's) while attempts are left, else the end. */
 function failure(job: ClaimedJob, error: JobError, options: RetryPolicyOptions): Settlement {
   const base = { id: job.id, leaseToken: job.leaseToken }
   if (job.attempts >= job.maxAttempts) return { ...base, kind: 'dead', error }
-  const runAt = options.now + backoffMs(job.attempts, options.backoff, options.random)
+  const runAt = options.now + retryDelayMs(job.attempts, job.backoff, options.backoff, options.random)
   return { ...base, kind: 'retry', runAt, error }
 }
