@@ -5,10 +5,21 @@ export * from './core/job.js'
 export type { Settlement, SettlementKind } from './core/outcome.js'
 export type { JobContext, JobHandler, JobHandlers, PayloadOf } from './core/handler.js'
 export { defineJobs, snooze, permanentFailure, JobSnooze, JobPermanentFailure } from './core/handler.js'
-export { backoffMs, DEFAULT_BACKOFF, type BackoffOptions } from './core/backoff.js'
+export { backoffMs, DEFAULT_BACKOFF, type BackoffOptions, type JobBackoffOption } from './core/backoff.js'
 export { parseDuration, parseByteSize } from './core/duration.js'
 export { normalizeJob, NAME_PATTERN, type EnqueueOptions } from './core/validate.js'
 export { serializePayload, MAX_PAYLOAD_DEPTH } from './core/payload.js'
+export {
+  normalizeSchedule,
+  MISSED_POLICIES,
+  OVERLAP_POLICIES,
+  type ScheduleOptions,
+  type ScheduleDefinition,
+  type ScheduleJob,
+  type MissedPolicy,
+  type OverlapPolicy,
+} from './core/schedule.js'
+export { Scheduler, type SchedulerOptions, type FiredSlots } from './scheduler/scheduler.js'
 export type * from './store/store.js'
 export { openStore, migrateStore, DEFAULT_STORE_URL, type OpenStoreOptions } from './store/open-store.js'
 export { STORE_METHODS } from './store/store.js'

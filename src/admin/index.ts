@@ -26,3 +26,12 @@ export {
   type StopWorkersResult,
 } from './manage.js'
 export { pauseQueue, resumeQueue, limitQueue, listQueueControls, runningQueue } from './queue-control.js'
+export {
+  listSchedules,
+  putSchedule,
+  removeSchedule,
+  pauseSchedule,
+  resumeSchedule,
+  runScheduleNow,
+  type ScheduleReport,
+} from './schedules.js'

@@ -12,6 +12,7 @@ import { registerMigrate } from './commands/migrate.js'
 import { registerPurge } from './commands/purge.js'
 import { registerQueueControl } from './commands/queue-control.js'
 import { registerRetry } from './commands/retry.js'
+import { registerSchedules } from './commands/schedules.js'
 import { registerStats } from './commands/stats.js'
 import { registerStopWorkers } from './commands/stop-workers.js'
 import { registerWork } from './commands/work.js'
@@ -51,6 +52,7 @@ registerCancel(program)
 registerPurge(program)
 registerStopWorkers(program)
 registerQueueControl(program)
+registerSchedules(program)
 
 // `ferry jobs --json | head -1`: the reader is gone, which is no error of ours (`ferry work` opts out).
 exitWhenStdoutReaderLeaves()

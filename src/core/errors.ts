@@ -6,6 +6,7 @@
 export type FerryErrorCode =
   | ValidationErrorCode
   | 'job_not_found'
+  | 'schedule_not_found'
   | 'job_locked'
   | 'store_closed'
   | 'store_unavailable'
@@ -52,6 +53,15 @@ export class JobNotFoundError extends FerryError {
   constructor(jobId: string) {
     super('job_not_found', `job ${jobId} does not exist`)
     this.jobId = jobId
+  }
+}
+
+export class ScheduleNotFoundError extends FerryError {
+  readonly scheduleId: string
+
+  constructor(scheduleId: string) {
+    super('schedule_not_found', `schedule ${scheduleId} does not exist (\`ferry schedules list\` shows them)`)
+    this.scheduleId = scheduleId
   }
 }
 

@@ -1,4 +1,5 @@
 import type { ClaimedJob, JobError } from '../core/job.js'
+import type { FiredSlots } from '../scheduler/scheduler.js'
 import type { RecoverResult } from '../store/store.js'
 
 export type StopReason =
@@ -24,6 +25,8 @@ export interface WorkerEvents {
   /** The worker no longer holds the job (it was cancelled, or its lease expired and was recovered). */
   'job:lease-lost': [job: ClaimedJob]
   'recover:done': [result: RecoverResult]
+  /** This worker's scheduler fired slots of a schedule (or passed them over: outcome 'overlap'). */
+  'schedule:fired': [fire: FiredSlots]
 }
 
 export interface WorkerCounts {

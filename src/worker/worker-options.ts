@@ -2,6 +2,7 @@ import { assertBackoffOptions, type BackoffOptions } from '../core/backoff.js'
 import { ValidationError } from '../core/errors.js'
 import { assertInteger, assertQueueList, MAX_TIMEOUT_MS } from '../core/validate.js'
 import { assertKnownKeys, optionKeys } from '../core/option-keys.js'
+import { normalizeSchedule, type ScheduleDefinition, type ScheduleOptions } from '../core/schedule.js'
 import type { Store } from '../store/store.js'
 import { createExecutor, type ExecutionStrategy } from './executors/create-executor.js'
 import type { Executor } from './executors/executor.js'
@@ -61,6 +62,17 @@ export interface WorkerOptions {
   pool?: PoolExecutorOptions
   /** An executor of your own, instead of `strategy` and `pool`; the worker starts and closes it. */
   executor?: Executor
+  /**
+   * Schedules to create, or update, in the store when the worker starts (docs/schedules.md).
+   * Additive: schedules of the store not listed here stay, so apps sharing a store keep theirs;
+   * remove one with `ferry schedules remove` or removeSchedules().
+   */
+  schedules?: ScheduleOptions[]
+  /**
+   * Whether this worker fires the store's schedules. Default true: every worker may, and each slot
+   * still fires once. False for workers that should only run jobs.
+   */
+  scheduler?: boolean
 }
 
 const WORKER_OPTION_KEYS = optionKeys<WorkerOptions>({
@@ -80,6 +92,8 @@ const WORKER_OPTION_KEYS = optionKeys<WorkerOptions>({
   strategy: true,
   pool: true,
   executor: true,
+  schedules: true,
+  scheduler: true,
 })
 
 /** Worker options checked, with their defaults filled in. */
@@ -88,6 +102,8 @@ export interface WorkerSettings {
   concurrency: number
   prefetch: PrefetchSetting
   leaseMs: number
+  /** The schedules to write at start, checked; null when the worker runs no scheduler. */
+  schedules: ScheduleDefinition[] | null
 }
 
 /** Refuses worker options that are unknown or out of range, before the worker does anything. */
@@ -111,7 +127,16 @@ export function workerSettings(options: WorkerOptions): WorkerSettings {
   if (options.defaultTimeoutMs != null)
     assertInteger(options.defaultTimeoutMs, 'defaultTimeoutMs', { min: 1, max: MAX_TIMEOUT_MS })
   if (options.backoff !== undefined) assertBackoffOptions(options.backoff, 'backoff')
-  return { queues: [...queues], concurrency, prefetch, leaseMs }
+  const { schedules = [], scheduler = true } = options
+  if (typeof scheduler !== 'boolean')
+    throw new ValidationError('invalid_option', 'scheduler', 'must be true or false')
+  if (!Array.isArray(schedules))
+    throw new ValidationError('invalid_option', 'schedules', 'must be a list of schedules')
+  if (!scheduler && schedules.length > 0) {
+    throw new ValidationError('invalid_option', 'schedules', 'needs the scheduler: remove scheduler: false')
+  }
+  const definitions = schedules.map((schedule, i) => normalizeSchedule(schedule, `schedules[${i}]`))
+  return { queues: [...queues], concurrency, prefetch, leaseMs, schedules: scheduler ? definitions : null }
 }
 
 /** The executor the options ask for: the user's own, or one of the strategy with a pool of `concurrency`. */

@@ -10,6 +10,7 @@ import { Completer, LockedRows, STORE_ERROR_BACKOFF_MS, type CarriedClaim } from
 import type { Executor } from './executors/executor.js'
 import { JobSlots } from './job-slots.js'
 import { Prefetch, type PrefetchSetting } from './prefetch.js'
+import { Scheduler } from '../scheduler/scheduler.js'
 import { Recoverer } from './recoverer.js'
 import type { StopReason, WorkerCounts, WorkerEvents } from './worker-events.js'
 import { workerExecutor, workerSettings, type WorkerOptions } from './worker-options.js'
@@ -59,6 +60,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly completer: Completer
   private readonly slots: JobSlots
   private readonly recoverer: Recoverer
+  /** Fires the store's schedules; null with `scheduler: false`. */
+  private readonly scheduler: Scheduler | null
   /** How many jobs to hold ahead of the free slots, now. */
   private readonly prefetcher: Prefetch
   /** Ends the loop's current wait (for capacity or a pause) when it must look again. */
@@ -81,7 +84,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   constructor(options: WorkerOptions) {
     super()
-    const { queues, concurrency, prefetch, leaseMs } = workerSettings(options)
+    const { queues, concurrency, prefetch, leaseMs, schedules } = workerSettings(options)
     const { store } = options
     this.options = options
     this.store = store
@@ -127,6 +130,15 @@ export class Worker extends EventEmitter<WorkerEvents> {
       onDone: (result) => this.emit('recover:done', result),
       onError: (error) => this.storeError(error),
     })
+    this.scheduler =
+      schedules === null
+        ? null
+        : new Scheduler({
+            store,
+            schedules,
+            onFired: (fire) => this.emit('schedule:fired', fire),
+            onError: (error) => this.storeError(error),
+          })
     this.stoppedPromise = new Promise((resolve) => (this.resolveStopped = resolve))
   }
 
@@ -177,8 +189,15 @@ export class Worker extends EventEmitter<WorkerEvents> {
         'the executor has no handlers: it could run no job',
       )
     }
-    this.stopRequestAtStart = (await this.store.control()).stopRequestedAt
+    const control = await this.store.control()
+    this.stopRequestAtStart = control.stopRequestedAt
     this.lastStopCheckAt = monotonicMs()
+    try {
+      await this.scheduler?.start()
+    } catch (error) {
+      await this.executor.close()
+      throw error
+    }
     if (this.stopReason !== null) {
       // stop() came while starting: it already resolved `stopped`; run nothing.
       await this.executor.close()
@@ -424,8 +443,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const now = monotonicMs()
     if (!force && now - this.lastStopCheckAt < STOP_CHECK_INTERVAL_MS) return
     this.lastStopCheckAt = now
-    const { stopRequestedAt: requestedAt } = await this.store.control()
+    const { stopRequestedAt: requestedAt, schedulesVersion } = await this.store.control()
     if (requestedAt !== null && requestedAt !== this.stopRequestAtStart) this.beginStop('stop-workers')
+    else this.scheduler?.sawVersion(schedulesVersion)
   }
 
   // ── stopping ───────────────────────────────────────────────────────────────────────────────
@@ -446,6 +466,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (this.stopReason !== null) return
     this.stopReason = reason
     this.emit('worker:stopping', reason)
+    // A stopping worker fires no more slots; the other workers' schedulers fire them.
+    void this.scheduler?.stop()
     this.slots.recallHandedOver()
     this.interruptWait()
   }
@@ -471,6 +493,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     await this.completer.finish(this.leaseMs)
     await this.slots.close()
     await this.recoverer.stop()
+    await this.scheduler?.stop()
     await this.executor.close()
     const reason = this.stopReason ?? 'requested'
     this.emit('worker:stopped', reason)

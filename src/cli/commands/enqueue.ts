@@ -128,7 +128,7 @@ function toNumber(text: string): number {
   return text.trim() === '' ? NaN : Number(text)
 }
 
-function parsePayload(json: string, field: string): unknown {
+export function parsePayload(json: string, field: string): unknown {
   try {
     return JSON.parse(json)
   } catch (error) {
