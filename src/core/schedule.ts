@@ -4,21 +4,13 @@
  * for every way a schedule comes in (a Worker's `schedules`, the library, the CLI), and again by
  * the store for a caller that reaches it directly.
  */
-import { CronSchedule, slotKey } from './cron.js'
+import { CronSchedule, MISSED_POLICIES, slotKey, type MissedPolicy } from './cron.js'
+export { MISSED_POLICIES, type MissedPolicy } from './cron.js'
 import { ValidationError } from './errors.js'
 import type { JobBackoff, NewJob } from './job.js'
 import { assertKnownKeys, optionKeys } from './option-keys.js'
-import { assertName, normalizeJob, type EnqueueOptions } from './validate.js'
+import { assertName, normalizeJob, withFieldPrefix, type EnqueueOptions } from './validate.js'
 
-/**
- * What a schedule does with slots no scheduler fired in time (every worker was down, or the
- * schedule was far behind): the newest slot is on time while at most a minute late; every other
- * due slot is missed.
- * - `skip`: missed slots are passed over; only an on-time slot fires
- * - `once`: every due slot together fires one job, for the newest slot (late if any was missed)
- * - `all`: each slot of the last 24 hours fires its own job, oldest first
- */
-export type MissedPolicy = 'skip' | 'once' | 'all'
 /** `allow`: a slot fires whatever earlier runs do; `skip`: a slot is passed over while the job of
  * the schedule's last fire has not finished (scheduled, ready or active). */
 export type OverlapPolicy = 'allow' | 'skip'
@@ -51,7 +43,6 @@ export interface ScheduleDefinition {
   overlap: OverlapPolicy
 }
 
-export const MISSED_POLICIES: readonly MissedPolicy[] = ['skip', 'once', 'all']
 export const OVERLAP_POLICIES: readonly OverlapPolicy[] = ['allow', 'skip']
 
 /** A schedule as a user writes it: the job's options as for an enqueue, less the ones each fire sets. */
@@ -132,7 +123,12 @@ export function checkScheduleDefinition(definition: ScheduleDefinition, field = 
   assertKnownKeys(definition, ['id', 'cron', 'timeZone', 'job', 'missed', 'overlap'], field)
   const { id, cron, timeZone, job, missed, overlap } = definition
   assertName(id, at('id'), 'invalid_name')
-  const schedule = new CronSchedule(cron, timeZone, { cron: at('cron'), timeZone: at('timeZone') })
+  let schedule: CronSchedule
+  try {
+    schedule = new CronSchedule(cron, timeZone)
+  } catch (error) {
+    throw error instanceof ValidationError && field !== '' ? withFieldPrefix(error, field) : error
+  }
   if (!MISSED_POLICIES.includes(missed)) {
     throw new ValidationError('invalid_option', at('missed'), `must be one of ${MISSED_POLICIES.join(', ')}`)
   }
