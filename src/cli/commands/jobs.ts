@@ -3,7 +3,7 @@ import { getJob, listJobs, LIST_LIMIT_DEFAULT } from '../../admin/inspect.js'
 import { assertJobIds } from '../../admin/job-ids.js'
 import { withStore } from '../../admin/with-store.js'
 import { JobNotFoundError, ValidationError } from '../../core/errors.js'
-import { JOB_STATES, type Job, type JobError, type JobState } from '../../core/job.js'
+import { JOB_STATES, type Job, type JobBackoff, type JobError, type JobState } from '../../core/job.js'
 import { assertName, parseInteger } from '../../core/validate.js'
 import type { ListJobsParams } from '../../store/store.js'
 import {
@@ -141,6 +141,8 @@ function jobToJson(job: Job): Record<string, unknown> {
     uniqueKey: job.uniqueKey,
     group: job.group,
     expiresAt: toIso(job.expiresAt),
+    schedule: job.schedule === null ? null : { ...job.schedule, slot: toIso(job.schedule.slot) },
+    backoff: job.backoff,
     lastError: job.lastError,
     result: job.result,
     workerId: job.workerId,
@@ -165,6 +167,13 @@ function describeJob(job: Job, now: number): string {
     ['group', job.group ?? '-'],
     ['run at', instant(job.runAt)],
     ['start deadline', instant(job.expiresAt)],
+    [
+      'schedule',
+      job.schedule === null
+        ? '-'
+        : `${job.schedule.id}, slot ${toIso(job.schedule.slot)}${job.schedule.late ? ' (late: a missed slot)' : ''}`,
+    ],
+    ['backoff', job.backoff === null ? "the worker's" : describeBackoff(job.backoff)],
     ['created at', instant(job.createdAt)],
     ['updated at', instant(job.updatedAt)],
     ['finished at', instant(job.finishedAt)],
@@ -182,6 +191,17 @@ function describeJob(job: Job, now: number): string {
   )
   lines.push('result:', indent(job.result === null ? '-' : JSON.stringify(job.result, null, 2)))
   return `${lines.join('\n')}\n`
+}
+
+function describeBackoff(backoff: JobBackoff): string {
+  switch (backoff.type) {
+    case 'fixed':
+      return `fixed ${formatDuration(backoff.delayMs)}`
+    case 'exponential':
+      return `exponential from ${formatDuration(backoff.baseMs)}, x${backoff.factor}, at most ${formatDuration(backoff.maxMs)}`
+    case 'list':
+      return `the list ${backoff.delaysMs.map(formatDuration).join(', ')} (the last repeated)`
+  }
 }
 
 function describeError(error: JobError): string {

@@ -30,6 +30,7 @@ interface WorkFlags {
   maxJobsPerChild?: string
   maxRss?: string
   verbose?: boolean
+  scheduler: boolean
 }
 
 export function registerWork(program: Command): void {
@@ -59,6 +60,10 @@ export function registerWork(program: Command): void {
     .option('--max-jobs-per-child <n>', 'threads, processes: replace a child after it ran this many jobs')
     .option('--max-rss <size>', 'threads, processes: replace a child once its memory passes this: 256MB')
     .option('--verbose', 'print a line for every job, not only failures')
+    .option(
+      '--no-scheduler',
+      "do not fire the store's schedules (by default every worker may; each slot fires once)",
+    )
     .action(async (flags: WorkFlags) => {
       // Inline handlers share this process's stdout and stderr and may end or close them: the
       // worker's own lines go to the descriptors (ferryStderr), and stream errors are dropped.
@@ -72,6 +77,7 @@ export function registerWork(program: Command): void {
             ? 'auto'
             : parseInteger(flags.prefetch, '--prefetch', { orWord: 'auto' }),
         leaseMs: parseDuration(flags.lease, '--lease'),
+        scheduler: flags.scheduler,
       }
       if (flags.limit !== undefined) options.jobLimit = parseInteger(flags.limit, '--limit')
       if (flags.timeLimit !== undefined) options.timeLimitMs = parseDuration(flags.timeLimit, '--time-limit')
@@ -178,6 +184,13 @@ function report(worker: Worker, verbose: boolean, stopSignal: () => NodeJS.Signa
   worker.on('worker:stopping', (reason) => out(stoppingLine(reason, worker.activeCount, stopSignal())))
   if (verbose) {
     worker.on('job:completed', (job) => out(`job ${job.id} ${job.name} completed`))
+    worker.on('schedule:fired', ({ schedule, slots, ids, outcome }) =>
+      out(
+        outcome === 'overlap'
+          ? `schedule ${schedule}: slot passed over, its last run has not finished`
+          : `schedule ${schedule} fired ${slots.map(({ slot, late }) => `${new Date(slot).toISOString()}${late ? ' (late)' : ''}`).join(', ')}: job ${ids.join(', ')}`,
+      ),
+    )
     worker.on('job:snoozed', (job, runAt) =>
       out(`job ${job.id} ${job.name} snoozed until ${formatInstant(runAt, Date.now())}`),
     )
