@@ -34,6 +34,11 @@ import {
   redisQueueControlScenario,
 } from '../scenarios/queue-control.js'
 import { redisWakeScenario } from '../scenarios/redis-wake.js'
+import {
+  postgresSchedulesScenario,
+  redisSchedulesScenario,
+  schedulesScenario,
+} from '../scenarios/schedules.js'
 import { strategyOverheadScenario } from '../scenarios/strategy-overhead.js'
 import { supervisorCpuScenario } from '../scenarios/supervisor-cpu.js'
 import { wakeLatencyScenario } from '../scenarios/wake-latency.js'
@@ -57,6 +62,7 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   isolationCostScenario,
   supervisorCpuScenario,
   queueControlScenario,
+  schedulesScenario,
   postgresEnqueueScenario,
   postgresThroughputScenario,
   postgresPrefetchDefaultScenario,
@@ -68,6 +74,7 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   postgresChurnAgedScenario,
   postgresChurnIdleScenario,
   postgresQueueControlScenario,
+  postgresSchedulesScenario,
   redisEnqueueScenario,
   redisThroughputScenario,
   redisPrefetchDefaultScenario,
@@ -76,4 +83,5 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   redisMemoryScenario,
   redisIdleCpuScenario,
   redisQueueControlScenario,
+  redisSchedulesScenario,
 ]

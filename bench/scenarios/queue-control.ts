@@ -1,58 +1,13 @@
-import type { Client } from '../../src/client/client.js'
 import type { ControlParams, Store } from '../../src/store/store.js'
 import { queuesShape, timeClaims, type ClaimShape } from '../lib/claims.js'
 import { enqueueNoops, timeNoopWorker } from '../lib/noop-jobs.js'
-import { withBenchSchema } from '../lib/postgres.js'
-import { openRedisBench, REDIS_BENCH_SETUP, withBenchRedis } from '../lib/redis.js'
+import { FRESH_STORES as STORES, type Fresh } from '../lib/fresh-stores.js'
+import { REDIS_BENCH_SETUP } from '../lib/redis.js'
 import { percentile } from '../lib/stats.js'
-import { openBenchStore } from '../lib/store.js'
-import { withTempDir } from '../lib/temp.js'
 import type { BenchStoreKind, Figure, ScenarioDef } from '../lib/types.js'
 
 const QUEUE = 'default'
 const fmt = (n: number): string => n.toLocaleString('en-US')
-
-/** A store and a producer on it, both open for the measurement. */
-interface Opened {
-  store: Store
-  client: Client
-}
-
-/** Runs body on a fresh, empty store of one kind (a file, schema or namespace of its own), closed after. */
-type Fresh = <T>(body: (opened: Opened) => Promise<T>) => Promise<T>
-
-/** Runs fn with the means to get fresh stores of one kind. */
-type WithStores = <T>(fn: (fresh: Fresh) => Promise<T>) => Promise<T>
-
-/** Runs body on what `open` opened, and closes it whatever happens. */
-async function closing<T, O extends Opened & { close(): Promise<void> }>(
-  open: Promise<O>,
-  body: (opened: Opened) => Promise<T>,
-): Promise<T> {
-  const opened = await open
-  try {
-    return await body(opened)
-  } finally {
-    await opened.close()
-  }
-}
-
-const STORES: Record<BenchStoreKind, WithStores> = {
-  sqlite: (fn) =>
-    withTempDir('queue-control', (dir) => {
-      let n = 0
-      return fn((body) => closing(openBenchStore(dir, 'full', `bench-${++n}.db`), body))
-    }),
-  postgres: (fn) =>
-    fn((body) =>
-      withBenchSchema(async (bench) => body({ store: await bench.open(), client: await bench.client() })),
-    ),
-  redis: (fn) =>
-    withBenchRedis('queue-control', (server) => {
-      let n = 0
-      return fn((body) => closing(openRedisBench(server, `queue-control-${++n}`), body))
-    }),
-}
 
 /** The queue settings each row measures under; none is binding except where the label says so. */
 interface Setting {
