@@ -9,6 +9,7 @@ import type { Settlement } from '../../core/outcome.js'
 import { assertName } from '../../core/validate.js'
 import type { Delivery } from '../kernel/delivery.js'
 import { jobIdCheck } from '../kernel/job-ids.js'
+import { metaOf, readMeta } from '../kernel/job-meta.js'
 import { toClaimedJob } from '../kernel/jobs.js'
 import { newLeaseTokenBase } from '../kernel/lease-tokens.js'
 import {
@@ -64,8 +65,7 @@ export function toJob(reply: JobReply): Job {
     uniqueKey: text('uk'),
     group: text('g'),
     expiresAt: numberOr('x', null),
-    schedule: null,
-    backoff: null,
+    ...readMeta(text('m')),
     lastError: lastError === null ? null : (JSON.parse(lastError) as JobError),
     result: result === null ? null : (JSON.parse(result) as unknown),
     workerId: text('w'),
@@ -86,9 +86,10 @@ export function integer(value: number): string {
 }
 
 /**
- * The enqueue script's arguments, two per job: its meta ("queue,name,priority,runAt,delayMs,
- * maxAttempts,timeoutMs,uniqueKey", prefixed by "+expiresAt,expiresInMs,groupBytes,group" for a
- * job with a group or a start deadline: lua/enqueue.lua) and its payload. Refused whole above maxBytes.
+ * The enqueue script's arguments, two per job: its spec ("queue,name,priority,runAt,delayMs,
+ * maxAttempts,timeoutMs,uniqueKey", prefixed by "+expiresAt,expiresInMs,groupBytes,metaBytes,"
+ * then the group and the meta for a job with a group, a start deadline or a meta:
+ * lua/enqueue.lua) and its payload. Refused whole above maxBytes.
  */
 export function enqueueArgs(jobs: readonly NewJob[], maxBytes: number): string[] {
   const args: string[] = new Array(jobs.length * 2)
@@ -97,18 +98,22 @@ export function enqueueArgs(jobs: readonly NewJob[], maxBytes: number): string[]
   let length = 0
   for (let i = 0; i < jobs.length; i++) {
     const job = jobs[i]!
-    // Names reach key names and the comma-separated meta: only the validated alphabet may.
+    // Names reach key names and the comma-separated spec: only the validated alphabet may.
     assertName(job.queue, `jobs[${i}].queue`)
     assertName(job.name, `jobs[${i}].name`)
-    // Only a job with a group or a deadline carries the prefix, so the others cost nothing more. The
-    // group's length is in UTF-8 bytes, as Lua's strings count: it may hold commas, like the unique key.
-    // (`== null`: a NewJob built by hand before these fields existed leaves them undefined.)
+    // Only a job with a group, a deadline or a meta carries the prefix, so the others cost nothing
+    // more. Lengths are in UTF-8 bytes, as Lua's strings count: a group and a meta may hold commas,
+    // like the unique key. (`== null`: a NewJob built by hand before these fields existed leaves
+    // them undefined.)
     const { group, expiresAt, expiresInMs } = job
+    const meta = metaOf(job)
     const extra =
-      group == null && expiresAt == null && expiresInMs == null
+      group == null && expiresAt == null && expiresInMs == null && meta === null
         ? ''
         : `+${expiresAt == null ? '' : integer(expiresAt)},${expiresInMs == null ? '' : integer(expiresInMs)},` +
-          `${group == null ? ',' : `${Buffer.byteLength(group)},${group}`}`
+          `${group == null ? '' : Buffer.byteLength(group)},${meta === null ? '' : Buffer.byteLength(meta)},` +
+          (group ?? '') +
+          (meta ?? '')
     args[2 * i] =
       extra +
       `${job.queue},${job.name},${integer(job.priority)},${job.runAt === null ? '' : integer(job.runAt)},` +
@@ -227,7 +232,11 @@ export function toControlRecord([stop, flat]: [string | null, (string | null)[]]
     QUEUE_CONTROL_COLUMNS.forEach((column, k) => (row[column] = flat[i + 1 + k] ?? null))
     rows.push(row)
   }
-  return { stopRequestedAt: stop === null ? null : Number(stop), queues: toQueueControls(rows), schedulesVersion: 0 } // branch-only placeholder
+  return {
+    stopRequestedAt: stop === null ? null : Number(stop),
+    queues: toQueueControls(rows),
+    schedulesVersion: 0,
+  } // branch-only placeholder
 }
 
 /** What each of the counts after a queue's name in lua/stats.lua's reply is of, in order. */

@@ -3,15 +3,18 @@
 -- include: lib/prelude.lua, lib/namespace-check.lua, lib/groups.lua, lib/claim-core.lua, lib/deliver.lua
 -- KEYS, ARGV 1-4: the common layout (prelude.lua).
 -- ARGV FIRST..: two per job:
---   meta: 'queue,name,priority,runAt,delayMs,maxAttempts,timeoutMs,uniqueKey' (runAt and timeoutMs
+--   spec: 'queue,name,priority,runAt,delayMs,maxAttempts,timeoutMs,uniqueKey' (runAt and timeoutMs
 --     '' for null; uniqueKey last, '' for none, and may itself hold commas)
 --   payload: JSON text
---   A job with a group or a start deadline has its meta prefixed by '+expiresAt,expiresInMs,
---   groupBytes,' and its group's bytes ('+' then three fields, each '' for none: expiresAt the
---   deadline's instant, expiresInMs the deadline from now, the server's clock as for delayMs;
---   groupBytes the group's length in bytes, as it may hold commas). No queue name starts with '+',
---   so a job without either costs one string.byte to tell, and stores and indexes nothing more.
---   A deadline is stored as 'x' and its job put in the deadlines zset (prelude.lua).
+--   A job with a group, a start deadline or a meta has its spec prefixed by '+expiresAt,
+--   expiresInMs,groupBytes,metaBytes,', its group's bytes and its meta's ('+' then four fields,
+--   each '' for none: expiresAt the deadline's instant, expiresInMs the deadline from now, the
+--   server's clock as for delayMs; groupBytes and metaBytes the lengths in bytes of the group and
+--   of the meta, as both may hold commas). No queue name starts with '+', so a job with none of
+--   them costs one string.byte to tell, and stores and indexes nothing more.
+--   A deadline is stored as 'x' and its job put in the deadlines zset (prelude.lua); a meta (the
+--   JSON text of a job's schedule slot and own backoff: kernel/job-meta.ts) as 'm', which no
+--   script reads but to return it.
 -- Returns: { now, first id, then for each job that was not created: its position (1-based) and
 --   its unique key's holder }. The batch draws one id per job with one INCRBY: job n, when
 --   created, has the first id + n - 1 (a job not created leaves a gap).
@@ -74,17 +77,20 @@ local zadds = count > 1 and {} or nil
 local now_text = string.format('%d', NOW)
 for n = 1, count do
   local i = FIRST + 2 * (n - 1)
-  local meta = ARGV[i]
-  -- A group and a start deadline, for a job with either (header); nil otherwise.
-  local group, expires_at
-  if string.byte(meta) == 43 then
-    local x_at, x_in, group_bytes, rest = string.match(meta, '^%+(-?%d*),(%d*),(%d*),(.*)$')
+  local spec = ARGV[i]
+  -- A group, a start deadline and a meta, for a job with any (header); nil otherwise.
+  local group, expires_at, job_meta
+  if string.byte(spec) == 43 then
+    local x_at, x_in, group_bytes, meta_bytes, rest = string.match(spec, '^%+(-?%d*),(%d*),(%d*),(%d*),(.*)$')
     if group_bytes ~= '' then
       local length = tonumber(group_bytes)
-      group, meta = string.sub(rest, 1, length), string.sub(rest, length + 1)
-    else
-      meta = rest
+      group, rest = string.sub(rest, 1, length), string.sub(rest, length + 1)
     end
+    if meta_bytes ~= '' then
+      local length = tonumber(meta_bytes)
+      job_meta, rest = string.sub(rest, 1, length), string.sub(rest, length + 1)
+    end
+    spec = rest
     if x_at ~= '' then
       expires_at = x_at
     elseif x_in ~= '' then
@@ -92,7 +98,7 @@ for n = 1, count do
     end
   end
   local queue, name, priority, run_at, delay_ms, max_attempts, timeout_ms, unique_key =
-    string.match(meta, '^([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),(.*)$')
+    string.match(spec, '^([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),(.*)$')
   local holder = unique_key ~= '' and redis.call('HGET', K_UNIQUE, unique_key)
   if holder and redis.call('HEXISTS', P_JOB .. holder, 'q') == 0 then
     holder = false -- its job was evicted: the key is this job's now (HSET below)
@@ -114,7 +120,7 @@ for n = 1, count do
     local key = P_JOB .. id
     local ready = at <= NOW
     local state = ready and 'ready' or 'scheduled'
-    if timeout_ms == '' and unique_key == '' and group == nil and expires_at == nil then
+    if timeout_ms == '' and unique_key == '' and group == nil and expires_at == nil and job_meta == nil then
       redis.call('HSET', key, 'q', queue, 'n', name, 'p', ARGV[i + 1], 's', state, 'pr', priority, 'ra', at_text,
         'ma', max_attempts, 'c', now_text)
     else
@@ -138,6 +144,10 @@ for n = 1, count do
         fields[#fields + 1] = expires_at
         add_member(zadds, K_DEADLINES, expires_at, id)
         flag_deadlines()
+      end
+      if job_meta then
+        fields[#fields + 1] = 'm'
+        fields[#fields + 1] = job_meta
       end
       redis.call('HSET', key, unpack(fields))
     end

@@ -66,7 +66,9 @@
 --   while an active job was delivered to a waiter that has not taken it (deliver.lua), lq 1 while
 --   its lease is in its queue's leases zset (its queue has a concurrency limit), lg 1 while it is in
 --   its group's (its queue has a group concurrency limit), g group, x
---   expiresAt (the start deadline; a dead job keeps it unless retried: retry.lua). Of an active
+--   expiresAt (the start deadline; a dead job keeps it unless retried: retry.lua), m meta (JSON
+--   text of the schedule slot the job was fired for and its own backoff: kernel/job-meta.ts; only
+--   ever returned, and absent for a plain job, which pays one absent field of each read). Of an active
 --   job, u is when its lease was last set (claim, renewal, take): le - u is the lease's length.
 --   A null is an absent field. Left out to keep an enqueue cheap: a absent is 0 attempts, u absent
 --   is createdAt (never updated); the id is in the key (hashes of layout 1 may still hold 'id').
@@ -232,7 +234,7 @@ end
 
 -- A job as scripts return it (claim, listJobs; getJob reads the same fields): its id, then these
 -- fields in this order, false (nil) where absent. redis-store.ts reads this list from this line.
-local JOB_FIELDS = { 'q', 'n', 'p', 's', 'pr', 'ra', 'a', 'ma', 'to', 'uk', 'lt', 'le', 'w', 'e', 'r', 'c', 'u', 'f', 'g', 'x' }
+local JOB_FIELDS = { 'q', 'n', 'p', 's', 'pr', 'ra', 'a', 'ma', 'to', 'uk', 'lt', 'le', 'w', 'e', 'r', 'c', 'u', 'f', 'g', 'x', 'm' }
 -- Positions in a job reply (the id is 1). Filled here, in plain Lua: a library of functions is
 -- loaded where no global but redis is defined (setmetatable, which filled it at the first look-up
 -- before, is not), and there this runs once, at load.
