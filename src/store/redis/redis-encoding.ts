@@ -89,7 +89,7 @@ export function integer(value: number): string {
  * The enqueue script's arguments, two per job: its spec ("queue,name,priority,runAt,delayMs,
  * maxAttempts,timeoutMs,uniqueKey", prefixed by "+expiresAt,expiresInMs,groupBytes,metaBytes,"
  * then the group and the meta for a job with a group, a start deadline or a meta:
- * lua/enqueue.lua) and its payload. Refused whole above maxBytes.
+ * lua/lib/enqueue-core.lua) and its payload. Refused whole above maxBytes.
  */
 export function enqueueArgs(jobs: readonly NewJob[], maxBytes: number): string[] {
   const args: string[] = new Array(jobs.length * 2)

@@ -233,7 +233,7 @@ export class RedisStore implements Store {
       ...(string | number)[],
     ]
     this.waiting.noteServerTime(serverNow, now)
-    // One INCRBY drew an id per job, from firstId up (lua/enqueue.lua).
+    // One INCRBY drew an id per job, from firstId up (lua/lib/enqueue-core.lua).
     const results: EnqueueResult[] = new Array(jobs.length)
     for (let i = 0; i < jobs.length; i++) results[i] = { id: String(firstId + i), created: true }
     for (let k = 0; k < notCreated.length; k += 2) {

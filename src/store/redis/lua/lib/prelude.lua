@@ -22,7 +22,7 @@
 --   has-scheduled: queues whose scheduled zset may hold jobs (set). They let a claim over many queues skip the empty ones with one
 --   SMISMEMBER each: a flag is set whenever a job goes in, and cleared when a claim or a cancel
 --   finds the zset empty. A flagged queue is in the queues set: only an enqueue adds a queue
---   there, and nothing takes one out (enqueue.lua relies on it).
+--   there, and nothing takes one out (lib/enqueue-core.lua relies on it).
 --   waiters (hash waiter id -> its registration as JSON: deliver.lua). Never persisted nor
 --   replicated (written under REPL_NONE): a waiter lives only as long as its connection.
 --   instance marker (string: a random id that migrate.lua writes once; checked below)
@@ -253,7 +253,7 @@ end
 
 -- A job's score and member in its queue's ready zset: the one place that spells the claim order.
 -- The score is -priority, negated as text: a number argument of redis.call is formatted with
--- %.17g (Redis 7.0), which cost more than the rest of a ZADD (callgrind, enqueue.lua's header).
+-- %.17g (Redis 7.0), which cost more than the rest of a ZADD (callgrind, lib/enqueue-core.lua's header).
 -- Priorities are integers the store wrote ('0', '-5'), so the text is the same as the number's.
 local function ready_entry(priority, run_at, id)
   priority = tostring(priority)
@@ -455,7 +455,7 @@ local function remove_ready(queue, name, member, group)
   end
 end
 
--- run_at: a number, or its text (enqueue.lua). Returns as flag_ready does, for the has-scheduled flag.
+-- run_at: a number, or its text (lib/enqueue-core.lua). Returns as flag_ready does, for the has-scheduled flag.
 local function add_scheduled(queue, run_at, id)
   redis.call('ZADD', P_SCHEDULED .. queue, run_at, id)
   local added
