@@ -21,7 +21,20 @@ import {
 } from '../kernel/queue-control.js'
 import { checkSettlements, foldResults } from '../kernel/settlements.js'
 import type { StatsCount } from '../kernel/stats.js'
-import type { ClaimParams, ControlParams, ControlRecord, RateLimit, SettleResult } from '../store.js'
+import {
+  definitionColumns,
+  SCHEDULE_COLUMNS,
+  scheduleChanges,
+  type ScheduleRow,
+} from '../kernel/schedules.js'
+import type {
+  ClaimParams,
+  ControlParams,
+  ControlRecord,
+  RateLimit,
+  SchedulesParams,
+  SettleResult,
+} from '../store.js'
 import { jobFields } from './generated/assets.js'
 
 /** Ids are drawn by INCRBY and travel through Lua's doubles: at most 16 digits stay exact. */
@@ -223,8 +236,16 @@ export function controlArgs(params: ControlParams): string[] {
   return args
 }
 
-/** lua/control.lua's reply: the stop time's text (or null), then per queue with a setting its name and each of QUEUE_CONTROL_COLUMNS, in order (control.lua's SETTINGS). */
-export function toControlRecord([stop, flat]: [string | null, (string | null)[]]): ControlRecord {
+/**
+ * lua/control.lua's reply: the stop time's text (or null), then per queue with a setting its name
+ * and each of QUEUE_CONTROL_COLUMNS, in order (control.lua's SETTINGS), then the schedules
+ * version's text (null before the first change).
+ */
+export function toControlRecord([stop, flat, schedulesVersion]: [
+  string | null,
+  (string | null)[],
+  string | null,
+]): ControlRecord {
   const rows: QueueControlRow[] = []
   const width = QUEUE_CONTROL_COLUMNS.length + 1
   for (let i = 0; i < flat.length; i += width) {
@@ -235,8 +256,36 @@ export function toControlRecord([stop, flat]: [string | null, (string | null)[]]
   return {
     stopRequestedAt: stop === null ? null : Number(stop),
     queues: toQueueControls(rows),
-    schedulesVersion: 0,
-  } // branch-only placeholder
+    schedulesVersion: Number(schedulesVersion ?? 0),
+  }
+}
+
+/**
+ * lua/schedules.lua's arguments: each change of the call, in the order it applies; a put with the
+ * definition's columns as a row keeps them, which the script compares with the stored ones.
+ */
+export function schedulesArgs(params: SchedulesParams): string[] {
+  const args: string[] = []
+  for (const { id, change } of scheduleChanges(params)) {
+    if ('put' in change) {
+      const { cron, time_zone, job, missed, overlap } = definitionColumns(change.put)
+      args.push('put', id, cron, time_zone, job, missed, overlap)
+    } else {
+      args.push('remove' in change ? 'remove' : 'pause' in change ? 'pause' : 'resume', id)
+    }
+  }
+  return args
+}
+
+/** A schedule's hash as HGETALL gives it (fields and values): its row, each absent column null; null for none. */
+export function toScheduleRow(fields: readonly string[]): ScheduleRow | null {
+  if (fields.length === 0) return null
+  const row = Object.fromEntries(SCHEDULE_COLUMNS.map((column) => [column, null])) as Record<
+    string,
+    string | null
+  >
+  for (let i = 0; i < fields.length; i += 2) row[fields[i]!] = fields[i + 1]!
+  return row as unknown as ScheduleRow
 }
 
 /** What each of the counts after a queue's name in lua/stats.lua's reply is of, in order. */

@@ -30,6 +30,7 @@ import type {
   FindExpiredLeasesResult,
   EnqueueParams,
   EnqueueResult,
+  FireScheduleResult,
   JobPage,
   ListJobsParams,
   MigrateResult,
@@ -39,6 +40,8 @@ import type {
   RecoverResult,
   RenewParams,
   RetryParams,
+  SchedulesParams,
+  SchedulesResult,
   SettleBatchResult,
   SettleParams,
   SettleResult,
@@ -65,6 +68,7 @@ import { cancelledError } from '../kernel/cancel.js'
 import { compareIds } from '../kernel/job-ids.js'
 import { purgeInChunks } from '../kernel/purge.js'
 import { preparedOrClosed, usedThenClosed } from '../kernel/lifecycle.js'
+import { checkSchedulesParams, toSchedule } from '../kernel/schedules.js'
 import { foldStats } from '../kernel/stats.js'
 import { redisKeys, type RedisKeys } from './keys.js'
 import {
@@ -77,11 +81,13 @@ import {
   JOB_FIELDS,
   type JobReply,
   mergeSettled,
+  schedulesArgs,
   settleArgs,
   statsCounts,
   toClaimedReply,
   toControlRecord,
   toJob,
+  toScheduleRow,
 } from './redis-encoding.js'
 import {
   assertRedisOptionKeys,
@@ -430,16 +436,25 @@ export class RedisStore implements Store {
     })
   }
 
-  // ── worker control ─────────────────────────────────────────────────────────────────────────
+  // ── schedules ──────────────────────────────────────────────────────────────────────────────
 
-  // Branch-only placeholders, replaced before the branch lands.
-  async schedules(): Promise<import('../store.js').SchedulesResult> {
-    throw new Error('schedules: not written for this store yet')
+  /** lua/schedules.lua: the changes and the read in one script, which wakes every waiter on a change. */
+  async schedules(params: SchedulesParams = {}): Promise<SchedulesResult> {
+    this.assertOpen('schedules')
+    checkSchedulesParams(params)
+    const [version, ...rows] = (await this.scripts.run('schedules', params.now, schedulesArgs(params))) as [
+      number,
+      ...string[][],
+    ]
+    return { schedules: rows.map((row) => toSchedule(toScheduleRow(row)!)), version }
   }
 
-  async fireSchedule(): Promise<import('../store.js').FireScheduleResult> {
+  // Branch-only placeholder, replaced before the branch lands.
+  async fireSchedule(): Promise<FireScheduleResult> {
     throw new Error('fireSchedule: not written for this store yet')
   }
+
+  // ── worker control ─────────────────────────────────────────────────────────────────────────
 
   async control(params: ControlParams = {}): Promise<ControlRecord> {
     this.assertOpen('control')
@@ -448,6 +463,7 @@ export class RedisStore implements Store {
     const reply = (await this.scripts.run('control', params.now, controlArgs(params))) as [
       string | null,
       (string | null)[],
+      string | null,
     ]
     // What a worker reads after a wake-up: the stop request its waiters know of from now on. A
     // request made here is left to its own wake-up ('x'), as every other process sees it.
