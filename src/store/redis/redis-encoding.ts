@@ -31,6 +31,7 @@ import type {
   ClaimParams,
   ControlParams,
   ControlRecord,
+  EnqueueResult,
   RateLimit,
   SchedulesParams,
   SettleResult,
@@ -258,6 +259,23 @@ export function toControlRecord([stop, flat, schedulesVersion]: [
     queues: toQueueControls(rows),
     schedulesVersion: Number(schedulesVersion ?? 0),
   }
+}
+
+/**
+ * enqueue_jobs's reply (lua/lib/enqueue-core.lua) as each job's result, in input order: the server's
+ * time, the first id (job n, when created, has first id + n - 1), then the position (1-based) and
+ * the holder's id of each job whose unique key was held.
+ */
+export function toEnqueueResults(
+  count: number,
+  [, firstId, ...notCreated]: readonly (string | number)[],
+): EnqueueResult[] {
+  const results: EnqueueResult[] = new Array(count)
+  for (let i = 0; i < count; i++) results[i] = { id: String(Number(firstId) + i), created: true }
+  for (let k = 0; k < notCreated.length; k += 2) {
+    results[Number(notCreated[k]) - 1] = { id: String(notCreated[k + 1]), created: false }
+  }
+  return results
 }
 
 /**

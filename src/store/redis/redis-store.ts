@@ -30,6 +30,7 @@ import type {
   FindExpiredLeasesResult,
   EnqueueParams,
   EnqueueResult,
+  FireScheduleParams,
   FireScheduleResult,
   JobPage,
   ListJobsParams,
@@ -68,7 +69,7 @@ import { cancelledError } from '../kernel/cancel.js'
 import { compareIds } from '../kernel/job-ids.js'
 import { purgeInChunks } from '../kernel/purge.js'
 import { preparedOrClosed, usedThenClosed } from '../kernel/lifecycle.js'
-import { checkSchedulesParams, toSchedule } from '../kernel/schedules.js'
+import { checkFireScheduleParams, checkSchedulesParams, toSchedule } from '../kernel/schedules.js'
 import { foldStats } from '../kernel/stats.js'
 import { redisKeys, type RedisKeys } from './keys.js'
 import {
@@ -86,6 +87,7 @@ import {
   statsCounts,
   toClaimedReply,
   toControlRecord,
+  toEnqueueResults,
   toJob,
   toScheduleRow,
 } from './redis-encoding.js'
@@ -233,19 +235,9 @@ export class RedisStore implements Store {
     if (tx !== undefined) throw transactionRefused(this.kind)
     if (jobs.length === 0) return []
     const args = enqueueArgs(jobs, ENQUEUE_CALL_MAX_BYTES)
-    const [serverNow, firstId, ...notCreated] = (await this.scripts.run('enqueue', now, args)) as [
-      number,
-      number,
-      ...(string | number)[],
-    ]
-    this.waiting.noteServerTime(serverNow, now)
-    // One INCRBY drew an id per job, from firstId up (lua/lib/enqueue-core.lua).
-    const results: EnqueueResult[] = new Array(jobs.length)
-    for (let i = 0; i < jobs.length; i++) results[i] = { id: String(firstId + i), created: true }
-    for (let k = 0; k < notCreated.length; k += 2) {
-      results[Number(notCreated[k]) - 1] = { id: String(notCreated[k + 1]), created: false }
-    }
-    return results
+    const reply = (await this.scripts.run('enqueue', now, args)) as [number, ...(string | number)[]]
+    this.waiting.noteServerTime(reply[0], now)
+    return toEnqueueResults(jobs.length, reply)
   }
 
   // ── worker hot path ────────────────────────────────────────────────────────────────────────
@@ -449,9 +441,24 @@ export class RedisStore implements Store {
     return { schedules: rows.map((row) => toSchedule(toScheduleRow(row)!)), version }
   }
 
-  // Branch-only placeholder, replaced before the branch lands.
-  async fireSchedule(): Promise<FireScheduleResult> {
-    throw new Error('fireSchedule: not written for this store yet')
+  /** lua/fire-schedule.lua: the check of the schedule as read, its last slot and the enqueue in one script. */
+  async fireSchedule(params: FireScheduleParams): Promise<FireScheduleResult> {
+    this.assertOpen('fireSchedule')
+    checkFireScheduleParams(params)
+    const { id, version, lastSlot, toSlot, jobs, now } = params
+    const args = [id, integer(version), integer(lastSlot), integer(toSlot)].concat(
+      enqueueArgs(jobs, ENQUEUE_CALL_MAX_BYTES),
+    )
+    const [outcome, detail] = (await this.scripts.run('fire-schedule', now, args)) as
+      ['fired', [number, ...(string | number)[]]?] | ['overlap'] | ['stale', string[]]
+    if (outcome === 'stale') {
+      const row = toScheduleRow(detail)
+      return { outcome, schedule: row === null ? null : toSchedule(row) }
+    }
+    if (outcome === 'overlap') return { outcome }
+    if (detail === undefined) return { outcome, ids: [] }
+    this.waiting.noteServerTime(detail[0], now)
+    return { outcome, ids: toEnqueueResults(jobs.length, detail).map((result) => result.id) }
   }
 
   // ── worker control ─────────────────────────────────────────────────────────────────────────

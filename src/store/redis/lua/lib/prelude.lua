@@ -54,7 +54,7 @@
 --   leaves it when its job is retried or purged); group-ready and groups (grouped ready jobs,
 --   below); starts and start-groups (rate limits' logs of starts: window_room below); schedule
 --   (hash of one schedule, by its id: the columns of kernel/schedules.ts's ScheduleRow, each absent
---   when null; schedules.lua); and the wake channel (a shard channel: SPUBLISH,
+--   when null; schedules.lua, fire-schedule.lua); and the wake channel (a shard channel: SPUBLISH,
 --   so on Redis Cluster it stays on the namespace's node).
 -- ARGV 2: now (epoch ms), or '' to use the server's clock (TIME), one clock for every host.
 -- ARGV 3: the instance marker the store read when it opened ('' only for migrate.lua at open).
@@ -63,9 +63,9 @@
 -- Flags (a script's `-- flags:` line, for its function: scripts/embed-assets.mjs): allow-oom runs
 --   it when Redis is out of memory (maxmemory reached under noeviction). Without the flag a
 --   function is refused whole then, where a script failed at its first command that could grow
---   memory; so every script but enqueue.lua and migrate.lua, which add jobs and keys, has it:
---   workers settle and claim, schedulers read the schedules, and purges free memory, on a full
---   Redis (docs/backends.md).
+--   memory; so every script but enqueue.lua, fire-schedule.lua and migrate.lua, which add jobs
+--   and keys, has it: workers settle and claim, schedulers read the schedules, and purges free
+--   memory, on a full Redis (docs/backends.md).
 -- Job hash fields: q queue, n name, p payload (JSON text), s state, pr priority, ra runAt,
 --   a attempts, ma maxAttempts, to timeoutMs, uk uniqueKey, lt lease token, le leaseExpiresAt,
 --   w workerId, e lastError (JSON), r result (JSON), c createdAt, u updatedAt, f finishedAt, dv 1
