@@ -26,6 +26,7 @@ describe('Redis key names', () => {
       ...keys.scriptKeys,
       ...keys.scriptPrefixes,
       keys.job('1'),
+      keys.schedule('nightly'),
       keys.deliveryChannel('d'),
     ]) {
       assert.ok(key.startsWith(keys.root), key)

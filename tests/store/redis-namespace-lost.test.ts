@@ -208,6 +208,11 @@ await whenAvailable(redisUnreachableReason(), () => {
           ['stats', (s) => s.stats()],
           ['listJobs', (s) => s.listJobs()],
           ['requestStop', (s) => s.control({ requestStop: true })],
+          ['schedules', (s) => s.schedules()],
+          [
+            'fireSchedule',
+            (s) => s.fireSchedule({ id: 'nightly', version: 1, lastSlot: 0, toSlot: 0, jobs: [] }),
+          ],
           ['waitForWork', (s) => waitReason(s, { queues: ['default'], timeoutMs: 5000 })],
           ['migrate', (s) => s.migrate()],
         ]

@@ -11,6 +11,12 @@ export const DEFAULT_NAMESPACE = 'default'
  * in that order (lua/lib/prelude.lua; tests/store/redis-keys.test.ts checks that both agree); they
  * only ever append an id or a queue name to a prefix, or to the ready prefix a queue name, a space
  * and a job name (a queue's ready jobs of one name: ready_name_key).
+ *
+ * Keys are added with a new key layout (redis-scripts.ts KEY_LAYOUTS, lua/migrate.lua), so that an
+ * earlier Ferry refuses a namespace it would not keep whole. Layout 5 (0005_schedules) adds the
+ * schedules (`schedules`, `schedules-version`, `schedule:<id>`) and a job's meta field ('m'):
+ * nothing to move (a namespace of layout 4 has no schedule, and a job without 'm' has no meta), but
+ * a process of layout 4 would run jobs without their own backoff and fire no schedule.
  */
 export interface RedisKeys {
   readonly namespace: string
@@ -60,6 +66,12 @@ export interface RedisKeys {
   expired(queue: string): string
   /** The hash of one job. */
   job(id: string): string
+  /** The schedules' ids (a zset of score 0, read in byte order); each has its hash, schedule(id). */
+  readonly schedules: string
+  /** The store's schedules version (a string that every change of a schedule INCRs; absent: 0). */
+  readonly schedulesVersion: string
+  /** The hash of one schedule: kernel/schedules.ts's columns, each absent when null. */
+  schedule(id: string): string
   /** Every key of the namespace, for SCAN MATCH (tests clean up with it). */
   readonly pattern: string
 }
@@ -94,6 +106,8 @@ export function redisKeys(namespace: string = DEFAULT_NAMESPACE): RedisKeys {
       key('deadlines'),
       key('has-groups'),
       key('group-cursors'),
+      key('schedules'),
+      key('schedules-version'),
     ],
     scriptPrefixes: [
       jobPrefix,
@@ -108,6 +122,7 @@ export function redisKeys(namespace: string = DEFAULT_NAMESPACE): RedisKeys {
       key('groups:'),
       key('starts:'),
       key('start-groups:'),
+      key('schedule:'),
       key('wake'),
     ],
     channel: key('wake'),
@@ -130,6 +145,9 @@ export function redisKeys(namespace: string = DEFAULT_NAMESPACE): RedisKeys {
     deadlines: key('deadlines'),
     expired: (queue) => key(`expired:${queue}`),
     job: (id) => jobPrefix + id,
+    schedules: key('schedules'),
+    schedulesVersion: key('schedules-version'),
+    schedule: (id) => key(`schedule:${id}`),
     pattern: `ferry:{${namespace}}:*`,
   }
 }

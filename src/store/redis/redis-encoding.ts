@@ -9,6 +9,7 @@ import type { Settlement } from '../../core/outcome.js'
 import { assertName } from '../../core/validate.js'
 import type { Delivery } from '../kernel/delivery.js'
 import { jobIdCheck } from '../kernel/job-ids.js'
+import { metaOf, readMeta } from '../kernel/job-meta.js'
 import { toClaimedJob } from '../kernel/jobs.js'
 import { newLeaseTokenBase } from '../kernel/lease-tokens.js'
 import {
@@ -20,7 +21,21 @@ import {
 } from '../kernel/queue-control.js'
 import { checkSettlements, foldResults } from '../kernel/settlements.js'
 import type { StatsCount } from '../kernel/stats.js'
-import type { ClaimParams, ControlParams, ControlRecord, RateLimit, SettleResult } from '../store.js'
+import {
+  definitionColumns,
+  SCHEDULE_COLUMNS,
+  scheduleChanges,
+  type ScheduleRow,
+} from '../kernel/schedules.js'
+import type {
+  ClaimParams,
+  ControlParams,
+  ControlRecord,
+  EnqueueResult,
+  RateLimit,
+  SchedulesParams,
+  SettleResult,
+} from '../store.js'
 import { jobFields } from './generated/assets.js'
 
 /** Ids are drawn by INCRBY and travel through Lua's doubles: at most 16 digits stay exact. */
@@ -64,8 +79,7 @@ export function toJob(reply: JobReply): Job {
     uniqueKey: text('uk'),
     group: text('g'),
     expiresAt: numberOr('x', null),
-    schedule: null,
-    backoff: null,
+    ...readMeta(text('m')),
     lastError: lastError === null ? null : (JSON.parse(lastError) as JobError),
     result: result === null ? null : (JSON.parse(result) as unknown),
     workerId: text('w'),
@@ -86,9 +100,10 @@ export function integer(value: number): string {
 }
 
 /**
- * The enqueue script's arguments, two per job: its meta ("queue,name,priority,runAt,delayMs,
- * maxAttempts,timeoutMs,uniqueKey", prefixed by "+expiresAt,expiresInMs,groupBytes,group" for a
- * job with a group or a start deadline: lua/enqueue.lua) and its payload. Refused whole above maxBytes.
+ * The enqueue script's arguments, two per job: its spec ("queue,name,priority,runAt,delayMs,
+ * maxAttempts,timeoutMs,uniqueKey", prefixed by "+expiresAt,expiresInMs,groupBytes,metaBytes,"
+ * then the group and the meta for a job with a group, a start deadline or a meta:
+ * lua/lib/enqueue-core.lua) and its payload. Refused whole above maxBytes.
  */
 export function enqueueArgs(jobs: readonly NewJob[], maxBytes: number): string[] {
   const args: string[] = new Array(jobs.length * 2)
@@ -97,18 +112,22 @@ export function enqueueArgs(jobs: readonly NewJob[], maxBytes: number): string[]
   let length = 0
   for (let i = 0; i < jobs.length; i++) {
     const job = jobs[i]!
-    // Names reach key names and the comma-separated meta: only the validated alphabet may.
+    // Names reach key names and the comma-separated spec: only the validated alphabet may.
     assertName(job.queue, `jobs[${i}].queue`)
     assertName(job.name, `jobs[${i}].name`)
-    // Only a job with a group or a deadline carries the prefix, so the others cost nothing more. The
-    // group's length is in UTF-8 bytes, as Lua's strings count: it may hold commas, like the unique key.
-    // (`== null`: a NewJob built by hand before these fields existed leaves them undefined.)
+    // Only a job with a group, a deadline or a meta carries the prefix, so the others cost nothing
+    // more. Lengths are in UTF-8 bytes, as Lua's strings count: a group and a meta may hold commas,
+    // like the unique key. (`== null`: a NewJob built by hand before these fields existed leaves
+    // them undefined.)
     const { group, expiresAt, expiresInMs } = job
+    const meta = metaOf(job)
     const extra =
-      group == null && expiresAt == null && expiresInMs == null
+      group == null && expiresAt == null && expiresInMs == null && meta === null
         ? ''
         : `+${expiresAt == null ? '' : integer(expiresAt)},${expiresInMs == null ? '' : integer(expiresInMs)},` +
-          `${group == null ? ',' : `${Buffer.byteLength(group)},${group}`}`
+          `${group == null ? '' : Buffer.byteLength(group)},${meta === null ? '' : Buffer.byteLength(meta)},` +
+          (group ?? '') +
+          (meta ?? '')
     args[2 * i] =
       extra +
       `${job.queue},${job.name},${integer(job.priority)},${job.runAt === null ? '' : integer(job.runAt)},` +
@@ -218,8 +237,16 @@ export function controlArgs(params: ControlParams): string[] {
   return args
 }
 
-/** lua/control.lua's reply: the stop time's text (or null), then per queue with a setting its name and each of QUEUE_CONTROL_COLUMNS, in order (control.lua's SETTINGS). */
-export function toControlRecord([stop, flat]: [string | null, (string | null)[]]): ControlRecord {
+/**
+ * lua/control.lua's reply: the stop time's text (or null), then per queue with a setting its name
+ * and each of QUEUE_CONTROL_COLUMNS, in order (control.lua's SETTINGS), then the schedules
+ * version's text (null before the first change).
+ */
+export function toControlRecord([stop, flat, schedulesVersion]: [
+  string | null,
+  (string | null)[],
+  string | null,
+]): ControlRecord {
   const rows: QueueControlRow[] = []
   const width = QUEUE_CONTROL_COLUMNS.length + 1
   for (let i = 0; i < flat.length; i += width) {
@@ -227,7 +254,56 @@ export function toControlRecord([stop, flat]: [string | null, (string | null)[]]
     QUEUE_CONTROL_COLUMNS.forEach((column, k) => (row[column] = flat[i + 1 + k] ?? null))
     rows.push(row)
   }
-  return { stopRequestedAt: stop === null ? null : Number(stop), queues: toQueueControls(rows), schedulesVersion: 0 } // branch-only placeholder
+  return {
+    stopRequestedAt: stop === null ? null : Number(stop),
+    queues: toQueueControls(rows),
+    schedulesVersion: Number(schedulesVersion ?? 0),
+  }
+}
+
+/**
+ * enqueue_jobs's reply (lua/lib/enqueue-core.lua) as each job's result, in input order: the server's
+ * time, the first id (job n, when created, has first id + n - 1), then the position (1-based) and
+ * the holder's id of each job whose unique key was held.
+ */
+export function toEnqueueResults(
+  count: number,
+  [, firstId, ...notCreated]: readonly (string | number)[],
+): EnqueueResult[] {
+  const results: EnqueueResult[] = new Array(count)
+  for (let i = 0; i < count; i++) results[i] = { id: String(Number(firstId) + i), created: true }
+  for (let k = 0; k < notCreated.length; k += 2) {
+    results[Number(notCreated[k]) - 1] = { id: String(notCreated[k + 1]), created: false }
+  }
+  return results
+}
+
+/**
+ * lua/schedules.lua's arguments: each change of the call, in the order it applies; a put with the
+ * definition's columns as a row keeps them, which the script compares with the stored ones.
+ */
+export function schedulesArgs(params: SchedulesParams): string[] {
+  const args: string[] = []
+  for (const { id, change } of scheduleChanges(params)) {
+    if ('put' in change) {
+      const { cron, time_zone, job, missed, overlap } = definitionColumns(change.put)
+      args.push('put', id, cron, time_zone, job, missed, overlap)
+    } else {
+      args.push('remove' in change ? 'remove' : 'pause' in change ? 'pause' : 'resume', id)
+    }
+  }
+  return args
+}
+
+/** A schedule's hash as HGETALL gives it (fields and values): its row, each absent column null; null for none. */
+export function toScheduleRow(fields: readonly string[]): ScheduleRow | null {
+  if (fields.length === 0) return null
+  const row = Object.fromEntries(SCHEDULE_COLUMNS.map((column) => [column, null])) as Record<
+    string,
+    string | null
+  >
+  for (let i = 0; i < fields.length; i += 2) row[fields[i]!] = fields[i + 1]!
+  return row as unknown as ScheduleRow
 }
 
 /** What each of the counts after a queue's name in lua/stats.lua's reply is of, in order. */

@@ -53,6 +53,7 @@ export const KEY_LAYOUTS: readonly string[] = [
   '0002_instance-marker',
   '0003_ready-by-name',
   '0004_ready-by-group',
+  '0005_schedules',
 ]
 const LAYOUT_STEPS = numberedSteps(KEY_LAYOUTS)
 

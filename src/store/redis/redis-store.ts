@@ -30,6 +30,8 @@ import type {
   FindExpiredLeasesResult,
   EnqueueParams,
   EnqueueResult,
+  FireScheduleParams,
+  FireScheduleResult,
   JobPage,
   ListJobsParams,
   MigrateResult,
@@ -39,6 +41,8 @@ import type {
   RecoverResult,
   RenewParams,
   RetryParams,
+  SchedulesParams,
+  SchedulesResult,
   SettleBatchResult,
   SettleParams,
   SettleResult,
@@ -65,6 +69,7 @@ import { cancelledError } from '../kernel/cancel.js'
 import { compareIds } from '../kernel/job-ids.js'
 import { purgeInChunks } from '../kernel/purge.js'
 import { preparedOrClosed, usedThenClosed } from '../kernel/lifecycle.js'
+import { checkFireScheduleParams, checkSchedulesParams, toSchedule } from '../kernel/schedules.js'
 import { foldStats } from '../kernel/stats.js'
 import { redisKeys, type RedisKeys } from './keys.js'
 import {
@@ -77,11 +82,14 @@ import {
   JOB_FIELDS,
   type JobReply,
   mergeSettled,
+  schedulesArgs,
   settleArgs,
   statsCounts,
   toClaimedReply,
   toControlRecord,
+  toEnqueueResults,
   toJob,
+  toScheduleRow,
 } from './redis-encoding.js'
 import {
   assertRedisOptionKeys,
@@ -227,19 +235,9 @@ export class RedisStore implements Store {
     if (tx !== undefined) throw transactionRefused(this.kind)
     if (jobs.length === 0) return []
     const args = enqueueArgs(jobs, ENQUEUE_CALL_MAX_BYTES)
-    const [serverNow, firstId, ...notCreated] = (await this.scripts.run('enqueue', now, args)) as [
-      number,
-      number,
-      ...(string | number)[],
-    ]
-    this.waiting.noteServerTime(serverNow, now)
-    // One INCRBY drew an id per job, from firstId up (lua/enqueue.lua).
-    const results: EnqueueResult[] = new Array(jobs.length)
-    for (let i = 0; i < jobs.length; i++) results[i] = { id: String(firstId + i), created: true }
-    for (let k = 0; k < notCreated.length; k += 2) {
-      results[Number(notCreated[k]) - 1] = { id: String(notCreated[k + 1]), created: false }
-    }
-    return results
+    const reply = (await this.scripts.run('enqueue', now, args)) as [number, ...(string | number)[]]
+    this.waiting.noteServerTime(reply[0], now)
+    return toEnqueueResults(jobs.length, reply)
   }
 
   // ── worker hot path ────────────────────────────────────────────────────────────────────────
@@ -430,16 +428,40 @@ export class RedisStore implements Store {
     })
   }
 
+  // ── schedules ──────────────────────────────────────────────────────────────────────────────
+
+  /** lua/schedules.lua: the changes and the read in one script, which wakes every waiter on a change. */
+  async schedules(params: SchedulesParams = {}): Promise<SchedulesResult> {
+    this.assertOpen('schedules')
+    checkSchedulesParams(params)
+    const [version, ...rows] = (await this.scripts.run('schedules', params.now, schedulesArgs(params))) as [
+      number,
+      ...string[][],
+    ]
+    return { schedules: rows.map((row) => toSchedule(toScheduleRow(row)!)), version }
+  }
+
+  /** lua/fire-schedule.lua: the check of the schedule as read, its last slot and the enqueue in one script. */
+  async fireSchedule(params: FireScheduleParams): Promise<FireScheduleResult> {
+    this.assertOpen('fireSchedule')
+    checkFireScheduleParams(params)
+    const { id, version, lastSlot, toSlot, jobs, now } = params
+    const args = [id, integer(version), integer(lastSlot), integer(toSlot)].concat(
+      enqueueArgs(jobs, ENQUEUE_CALL_MAX_BYTES),
+    )
+    const [outcome, detail] = (await this.scripts.run('fire-schedule', now, args)) as
+      ['fired', [number, ...(string | number)[]]?] | ['overlap'] | ['stale', string[]]
+    if (outcome === 'stale') {
+      const row = toScheduleRow(detail)
+      return { outcome, schedule: row === null ? null : toSchedule(row) }
+    }
+    if (outcome === 'overlap') return { outcome }
+    if (detail === undefined) return { outcome, ids: [] }
+    this.waiting.noteServerTime(detail[0], now)
+    return { outcome, ids: toEnqueueResults(jobs.length, detail).map((result) => result.id) }
+  }
+
   // ── worker control ─────────────────────────────────────────────────────────────────────────
-
-  // Branch-only placeholders, replaced before the branch lands.
-  async schedules(): Promise<import('../store.js').SchedulesResult> {
-    throw new Error('schedules: not written for this store yet')
-  }
-
-  async fireSchedule(): Promise<import('../store.js').FireScheduleResult> {
-    throw new Error('fireSchedule: not written for this store yet')
-  }
 
   async control(params: ControlParams = {}): Promise<ControlRecord> {
     this.assertOpen('control')
@@ -448,6 +470,7 @@ export class RedisStore implements Store {
     const reply = (await this.scripts.run('control', params.now, controlArgs(params))) as [
       string | null,
       (string | null)[],
+      string | null,
     ]
     // What a worker reads after a wake-up: the stop request its waiters know of from now on. A
     // request made here is left to its own wake-up ('x'), as every other process sees it.

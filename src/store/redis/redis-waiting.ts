@@ -241,7 +241,8 @@ export class RedisWaiting implements DeliveryBackend {
         break
       }
       default:
-        // 'x' a stop request; 'l' a script found the namespace gone (lua/lib/prelude.lua): the woken
+        // 'x' a stop request; 'v' a change of schedules (lua/schedules.lua), which the woken workers'
+        // schedulers reload; 'l' a script found the namespace gone (lua/lib/prelude.lua): the woken
         // workers' next call says so, and they stop.
         this.hub.broadcast('notified')
     }

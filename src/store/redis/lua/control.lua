@@ -22,7 +22,8 @@
 --   text; for 'limit': '1' to clear every limit, else '', then one value per field of LIMIT_FIELDS
 --   (below), each '' to leave it as it is, '-' to remove it, else the number.
 -- Returns: { the stop time (text) or nil, { per queue with a setting: queue, then its SETTINGS
---   (nil where absent) ... } } (the store sorts them by name).
+--   (nil where absent) ... }, the store's schedules version (text) or nil before the first change
+--   (schedules.lua) } (the store sorts the queues by name).
 -- Publishes: 'x' on a stop request (wake every waiter); 'r<queue>' when the change may free work,
 --   unless the queue still cannot give any (publish_wakes, prelude.lua).
 local request_stop, change, queue = ARGV[FIRST] == '1', ARGV[FIRST + 1], ARGV[FIRST + 2]
@@ -172,4 +173,4 @@ for _, name in ipairs(redis.call('SMEMBERS', K_QUEUE_CONTROLS)) do
     for n = 1, #SETTINGS do rows[#rows + 1] = setting[n] end
   end
 end
-return { stop, rows }
+return { stop, rows, redis.call('GET', K_SCHEDULES_VERSION) }

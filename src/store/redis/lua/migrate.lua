@@ -11,6 +11,10 @@
 --   layout 4 (0004_ready-by-group): a ready job with a group is in its group's ready zsets instead
 --     of its queue's (prelude.lua, add_group_ready), so that claims go round the groups. Moved here
 --     from the queues' ready zsets, in this one script too (after layout 3's, when both apply).
+--   layout 5 (0005_schedules): the schedules (prelude.lua: schedules, schedules version, a hash per
+--     schedule) and a job's meta ('m'). Nothing to move: a namespace before it has no schedule, and
+--     its jobs no meta. The version alone keeps an earlier Ferry, which would run jobs without their
+--     own backoff, off the namespace.
 -- include: lib/prelude.lua
 -- KEYS, ARGV 1-4: the common layout (prelude.lua). ARGV 3 is '' at open; a store that is open
 --   already (migrate() called again) passes its marker, checked first, as namespace-check.lua does

@@ -2,7 +2,7 @@
 -- then priority (higher first), then runAt, then id, and leases them: one call, one round trip,
 -- whatever the number of queues. Due scheduled jobs of those queues are promoted first (at most
 -- PROMOTE_MAX per queue per call), so they take their place in line. Included by claim.lua,
--- settle-with-claim.lua and enqueue.lua (for lib/deliver.lua).
+-- settle-with-claim.lua, and enqueue.lua and fire-schedule.lua (for lib/deliver.lua).
 -- claim_args(i) reads claim_jobs's arguments from ARGV[i]: limit, leaseMs, workerId, lease token
 --   base (random, from the client: each job's token is base.n), queue count, then the queues in
 --   order: as many as the caller likes (10,000 in tests/store/many-queues.test.ts): never

@@ -1,7 +1,8 @@
 -- deliver: hands the jobs an enqueue made ready to workers waiting for them (waitForWork with a claim), so a
 -- waiting worker starts them without a claim of its own: the enqueue's one AOF write and fsync
--- covers their leases too, and the jobs travel with the wake-up. Included by enqueue.lua, after
--- lib/claim-core.lua (its claim_jobs); enqueue.lua calls deliver_to_waiters before publish_wakes.
+-- covers their leases too, and the jobs travel with the wake-up. Included by enqueue.lua and
+-- fire-schedule.lua, after lib/claim-core.lua (its claim_jobs); they call deliver_to_waiters
+-- before publish_wakes.
 -- A waiter is registered by wait-for-work.lua and ended by wait-for-work-end.lua or by its delivery; its
 -- registration (K_WAITERS, JSON): c its store's delivery channel, l limit, m leaseMs, w workerId,
 -- t lease token base (fresh per wait), q its queues in order, n the only names it claims (absent:

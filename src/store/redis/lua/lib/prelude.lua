@@ -22,7 +22,7 @@
 --   has-scheduled: queues whose scheduled zset may hold jobs (set). They let a claim over many queues skip the empty ones with one
 --   SMISMEMBER each: a flag is set whenever a job goes in, and cleared when a claim or a cancel
 --   finds the zset empty. A flagged queue is in the queues set: only an enqueue adds a queue
---   there, and nothing takes one out (enqueue.lua relies on it).
+--   there, and nothing takes one out (lib/enqueue-core.lua relies on it).
 --   waiters (hash waiter id -> its registration as JSON: deliver.lua). Never persisted nor
 --   replicated (written under REPL_NONE): a waiter lives only as long as its connection.
 --   instance marker (string: a random id that migrate.lua writes once; checked below)
@@ -39,6 +39,9 @@
 --   GROUPS_FLAG while it may hold queues (below: grouped ready jobs).
 --   group cursors (hash queue -> the group its claims served last, '' for the jobs without one:
 --   lib/claim-core.lua's rotation).
+--   schedules (zset of schedule ids, score 0: in byte order, ZRANGE) and schedules version (string:
+--   the store's schedules version, which every change of a schedule moves: schedules.lua; absent
+--   before the first, which reads as 0).
 -- The prefixes (P_ names), completed by an id or a queue name: job (hash), ready (zset), scheduled
 --   (zset runAt -> id), completed (zset finishedAt -> id), dead (zset finishedAt -> id), queue
 --   control (hash of a queue with a setting: paused_at, paused_by, pause_reason, concurrency,
@@ -49,8 +52,10 @@
 --   of the group while the queue has a group concurrency limit: track_group_lease); expired (set
 --   of ids: a queue's dead jobs that were never started by their start deadline, for stats; an id
 --   leaves it when its job is retried or purged); group-ready and groups (grouped ready jobs,
---   below); starts and start-groups (rate limits' logs of starts: window_room below); and the wake
---   channel (a shard channel: SPUBLISH, so on Redis Cluster it stays on the namespace's node).
+--   below); starts and start-groups (rate limits' logs of starts: window_room below); schedule
+--   (hash of one schedule, by its id: the columns of kernel/schedules.ts's ScheduleRow, each absent
+--   when null; schedules.lua, fire-schedule.lua); and the wake channel (a shard channel: SPUBLISH,
+--   so on Redis Cluster it stays on the namespace's node).
 -- ARGV 2: now (epoch ms), or '' to use the server's clock (TIME), one clock for every host.
 -- ARGV 3: the instance marker the store read when it opened ('' only for migrate.lua at open).
 -- ARGV 4: '1' when the store was opened with allowEviction (the server may evict keys), else ''.
@@ -58,15 +63,21 @@
 -- Flags (a script's `-- flags:` line, for its function: scripts/embed-assets.mjs): allow-oom runs
 --   it when Redis is out of memory (maxmemory reached under noeviction). Without the flag a
 --   function is refused whole then, where a script failed at its first command that could grow
---   memory; so every script but enqueue.lua and migrate.lua, which add jobs and keys, has it:
---   workers settle and claim, and purges free memory, on a full Redis (docs/backends.md).
+--   memory; so every script but enqueue.lua, fire-schedule.lua and migrate.lua, which add jobs
+--   and keys, has it: workers settle and claim, schedulers read the schedules, and purges free
+--   memory, on a full Redis (docs/backends.md).
 -- Job hash fields: q queue, n name, p payload (JSON text), s state, pr priority, ra runAt,
 --   a attempts, ma maxAttempts, to timeoutMs, uk uniqueKey, lt lease token, le leaseExpiresAt,
 --   w workerId, e lastError (JSON), r result (JSON), c createdAt, u updatedAt, f finishedAt, dv 1
 --   while an active job was delivered to a waiter that has not taken it (deliver.lua), lq 1 while
 --   its lease is in its queue's leases zset (its queue has a concurrency limit), lg 1 while it is in
 --   its group's (its queue has a group concurrency limit), g group, x
---   expiresAt (the start deadline; a dead job keeps it unless retried: retry.lua). Of an active
+--   expiresAt (the start deadline; a dead job keeps it unless retried: retry.lua), m meta (JSON
+--   text of the schedule slot the job was fired for and its own backoff: kernel/job-meta.ts; only
+--   ever returned, and absent for a plain job, which pays one absent field of each read: a plain
+--   enqueue of one job cost 165,900 redis-server instructions against 167,300 before, a claim of
+--   one 233,700 against 233,000, a settle 132,200 against 132,900, within the runs' spread;
+--   callgrind, 300 calls each, medians of 3 runs, 2026-12-03). Of an active
 --   job, u is when its lease was last set (claim, renewal, take): le - u is the lease's length.
 --   A null is an absent field. Left out to keep an enqueue cheap: a absent is 0 attempts, u absent
 --   is createdAt (never updated); the id is in the key (hashes of layout 1 may still hold 'id').
@@ -85,9 +96,9 @@
 -- functions is loaded, rather than on every call (redis-scripts.ts).
 local KEYS, ARGV, ROOT, NOW, INSTANCE, EVICTION_ALLOWED
 local K_ID, K_JOBS, K_ACTIVE, K_QUEUES, K_UNIQUE, K_STOP, K_SCHEMA, K_HAS_READY, K_HAS_SCHEDULED, K_WAITERS, K_INSTANCE
-local K_QUEUE_CONTROLS, K_DEADLINES, K_HAS_GROUPS, K_GROUP_CURSORS
+local K_QUEUE_CONTROLS, K_DEADLINES, K_HAS_GROUPS, K_GROUP_CURSORS, K_SCHEDULES, K_SCHEDULES_VERSION
 local P_JOB, P_READY, P_SCHEDULED, P_COMPLETED, P_DEAD, P_QUEUE_CONTROL, P_LEASES, P_EXPIRED, P_GROUP_READY, P_GROUPS
-local P_STARTS, P_START_GROUPS, CHANNEL
+local P_STARTS, P_START_GROUPS, P_SCHEDULE, CHANNEL
 -- Wake-ups to publish, and the queues flagged, by this call (publish_wakes, flag_ready below).
 local ready_queues, due_at, flagged_ready, flagged_scheduled, flagged_deadlines, flagged_groups
 local FIRST = 5
@@ -99,15 +110,16 @@ local function begin(keys, argv)
   if argv[1] ~= ROOT then
     ROOT = argv[1]
     K_ID, K_JOBS, K_ACTIVE, K_QUEUES, K_UNIQUE, K_STOP, K_SCHEMA, K_HAS_READY, K_HAS_SCHEDULED, K_WAITERS,
-      K_INSTANCE, K_QUEUE_CONTROLS, K_DEADLINES, K_HAS_GROUPS, K_GROUP_CURSORS = ROOT .. 'id', ROOT .. 'jobs',
-      ROOT .. 'active', ROOT .. 'queues', ROOT .. 'unique', ROOT .. 'stop', ROOT .. 'schema', ROOT .. 'has-ready',
-      ROOT .. 'has-scheduled', ROOT .. 'waiters', ROOT .. 'instance', ROOT .. 'queue-controls', ROOT .. 'deadlines',
-      ROOT .. 'has-groups', ROOT .. 'group-cursors'
+      K_INSTANCE, K_QUEUE_CONTROLS, K_DEADLINES, K_HAS_GROUPS, K_GROUP_CURSORS, K_SCHEDULES,
+      K_SCHEDULES_VERSION = ROOT .. 'id', ROOT .. 'jobs', ROOT .. 'active', ROOT .. 'queues', ROOT .. 'unique',
+      ROOT .. 'stop', ROOT .. 'schema', ROOT .. 'has-ready', ROOT .. 'has-scheduled', ROOT .. 'waiters',
+      ROOT .. 'instance', ROOT .. 'queue-controls', ROOT .. 'deadlines', ROOT .. 'has-groups', ROOT .. 'group-cursors',
+      ROOT .. 'schedules', ROOT .. 'schedules-version'
     P_JOB, P_READY, P_SCHEDULED, P_COMPLETED, P_DEAD, P_QUEUE_CONTROL, P_LEASES, P_EXPIRED, P_GROUP_READY,
-      P_GROUPS, P_STARTS, P_START_GROUPS, CHANNEL =
+      P_GROUPS, P_STARTS, P_START_GROUPS, P_SCHEDULE, CHANNEL =
       ROOT .. 'job:', ROOT .. 'ready:', ROOT .. 'scheduled:', ROOT .. 'completed:', ROOT .. 'dead:',
       ROOT .. 'queue-control:', ROOT .. 'leases:', ROOT .. 'expired:', ROOT .. 'group-ready:', ROOT .. 'groups:',
-      ROOT .. 'starts:', ROOT .. 'start-groups:', ROOT .. 'wake'
+      ROOT .. 'starts:', ROOT .. 'start-groups:', ROOT .. 'schedule:', ROOT .. 'wake'
   end
   NOW = tonumber(argv[2])
   if NOW == nil then
@@ -232,7 +244,7 @@ end
 
 -- A job as scripts return it (claim, listJobs; getJob reads the same fields): its id, then these
 -- fields in this order, false (nil) where absent. redis-store.ts reads this list from this line.
-local JOB_FIELDS = { 'q', 'n', 'p', 's', 'pr', 'ra', 'a', 'ma', 'to', 'uk', 'lt', 'le', 'w', 'e', 'r', 'c', 'u', 'f', 'g', 'x' }
+local JOB_FIELDS = { 'q', 'n', 'p', 's', 'pr', 'ra', 'a', 'ma', 'to', 'uk', 'lt', 'le', 'w', 'e', 'r', 'c', 'u', 'f', 'g', 'x', 'm' }
 -- Positions in a job reply (the id is 1). Filled here, in plain Lua: a library of functions is
 -- loaded where no global but redis is defined (setmetatable, which filled it at the first look-up
 -- before, is not), and there this runs once, at load.
@@ -251,7 +263,7 @@ end
 
 -- A job's score and member in its queue's ready zset: the one place that spells the claim order.
 -- The score is -priority, negated as text: a number argument of redis.call is formatted with
--- %.17g (Redis 7.0), which cost more than the rest of a ZADD (callgrind, enqueue.lua's header).
+-- %.17g (Redis 7.0), which cost more than the rest of a ZADD (callgrind, lib/enqueue-core.lua's header).
 -- Priorities are integers the store wrote ('0', '-5'), so the text is the same as the number's.
 local function ready_entry(priority, run_at, id)
   priority = tostring(priority)
@@ -453,7 +465,7 @@ local function remove_ready(queue, name, member, group)
   end
 end
 
--- run_at: a number, or its text (enqueue.lua). Returns as flag_ready does, for the has-scheduled flag.
+-- run_at: a number, or its text (lib/enqueue-core.lua). Returns as flag_ready does, for the has-scheduled flag.
 local function add_scheduled(queue, run_at, id)
   redis.call('ZADD', P_SCHEDULED .. queue, run_at, id)
   local added
