@@ -6,13 +6,14 @@
  * a plain `node` start costs about 0.3 s.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import ts from 'typescript'
 
 const CHAOS_DIR = fileURLToPath(new URL('.', import.meta.url))
+const SRC_DIR = fileURLToPath(new URL('../src/', import.meta.url))
 const DIST_DIR = fileURLToPath(new URL('../dist/', import.meta.url))
-/** What the processes run, and every chaos module they import. */
+/** What the job chaos processes run, and every chaos module they import. */
 const SOURCES = ['config', 'history', 'random', 'recording-store', 'handlers', 'worker', 'producer']
 
 export interface ProcessScripts {
@@ -22,13 +23,25 @@ export interface ProcessScripts {
 }
 
 export function buildProcessScripts(outDir: string): ProcessScripts {
+  buildScripts(outDir, SOURCES)
+  return {
+    worker: join(outDir, 'worker.js'),
+    producer: join(outDir, 'producer.js'),
+    handlers: join(outDir, 'handlers.js'),
+  }
+}
+
+/**
+ * Strips the chaos modules named (paths under chaos/, without '.ts') into `outDir`, in the same
+ * layout, so their imports of each other still resolve; their imports of src/ point at dist/.
+ */
+export function buildScripts(outDir: string, sources: readonly string[]): void {
   if (!existsSync(join(DIST_DIR, 'index.js'))) {
     throw new Error('chaos runs the built library: run `npm run build` first')
   }
-  mkdirSync(outDir, { recursive: true })
-  for (const name of SOURCES) {
-    const source = readFileSync(join(CHAOS_DIR, `${name}.ts`), 'utf8')
-    const { outputText } = ts.transpileModule(source, {
+  for (const name of sources) {
+    const sourcePath = join(CHAOS_DIR, `${name}.ts`)
+    const { outputText } = ts.transpileModule(readFileSync(sourcePath, 'utf8'), {
       compilerOptions: {
         module: ts.ModuleKind.ESNext,
         target: ts.ScriptTarget.ES2022,
@@ -36,15 +49,17 @@ export function buildProcessScripts(outDir: string): ProcessScripts {
       },
       fileName: `${name}.ts`,
     })
-    // '../src/x.js' becomes the built dist/x.js.
-    const linked = outputText.replace(/(['"])\.\.\/src\/([^'"]+)\1/g, (_, quote: string, path: string) =>
-      [quote, pathToFileURL(join(DIST_DIR, path)).href, quote].join(''),
+    // '../src/x.js' (or '../../src/x.js' one folder down) becomes the built dist/x.js.
+    const linked = outputText.replace(
+      /(['"])((?:\.\.\/)+src\/[^'"]+)\1/g,
+      (match, quote: string, path: string) => {
+        const inSrc = relative(SRC_DIR, resolve(dirname(sourcePath), path))
+        if (inSrc.startsWith(`..${sep}`)) return match
+        return [quote, pathToFileURL(join(DIST_DIR, inSrc)).href, quote].join('')
+      },
     )
-    writeFileSync(join(outDir, `${name}.js`), linked)
-  }
-  return {
-    worker: join(outDir, 'worker.js'),
-    producer: join(outDir, 'producer.js'),
-    handlers: join(outDir, 'handlers.js'),
+    const outPath = join(outDir, `${name}.js`)
+    mkdirSync(dirname(outPath), { recursive: true })
+    writeFileSync(outPath, linked)
   }
 }

@@ -385,7 +385,8 @@ function explain(run: Run): 'kill' | 'freeze' | 'stall' | 'requeued' | null {
   return null
 }
 
-class ViolationList {
+/** Violations by kind, each kind listed up to LIST_LIMIT and the rest counted. */
+export class ViolationList {
   private readonly byKind = new Map<string, string[]>()
 
   add(kind: string, message: string): void {
@@ -423,23 +424,38 @@ export function formatReport(meta: ChaosMeta, result: CheckResult): string {
     ['claims answered with under half the lease left', c.shortLeases],
     ['most attempts of one job', c.mostAttempts],
   ]
-  const width = Math.max(...rows.map(([label]) => label.length))
   const drainS = ((meta.drainedAt - meta.faultsEndedAt) / 1000).toFixed(1)
   const lines = [
     `chaos: store ${meta.store}, seed ${meta.seed}, ${meta.durationMs / 1000} s of faults, ` +
       `${meta.drained ? 'drained in' : 'stopped draining after'} ${drainS} s, ` +
       `lease ${meta.leaseMs} ms, ${meta.producers} producers, ${meta.workers} workers × ${meta.concurrency}`,
     '',
-    `| ${'count'.padEnd(width)} | value |`,
-    `| ${'-'.repeat(width)} | ----- |`,
-    ...rows.map(([label, value]) => `| ${label.padEnd(width)} | ${String(value).padStart(5)} |`),
+    ...markdownTable(['count', 'value'], rows),
     '',
+    ...verdictLines(result.violations, meta.seed),
   ]
-  if (result.violations.length > 0) lines.push(...result.violations.map((v) => `VIOLATION ${v}`), '')
-  lines.push(
-    result.violations.length === 0
-      ? `verdict: PASS: every invariant held (seed ${meta.seed})`
-      : `verdict: FAIL: ${result.violations.length} violation(s) (seed ${meta.seed})`,
-  )
   return lines.join('\n')
+}
+
+/** A Markdown table, its columns padded: columns of figures to the right, the others to the left. */
+export function markdownTable(
+  header: readonly string[],
+  rows: readonly (readonly (string | number)[])[],
+): string[] {
+  const cells = [header, ...rows].map((row) => row.map(String))
+  const widths = header.map((_, i) => Math.max(...cells.map((row) => row[i]!.length)))
+  const figures = header.map((_, i) => i > 0 && rows.every((row) => /^\d/.test(String(row[i]))))
+  const line = (row: readonly string[]): string =>
+    `| ${row.map((cell, i) => (figures[i] ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join(' | ')} |`
+  return [line(cells[0]!), line(widths.map((width) => '-'.repeat(width))), ...cells.slice(1).map(line)]
+}
+
+/** The violations, one a line, and the verdict line the chaos tests look for. */
+export function verdictLines(violations: readonly string[], seed: number): string[] {
+  return [
+    ...(violations.length > 0 ? [...violations.map((v) => `VIOLATION ${v}`), ''] : []),
+    violations.length === 0
+      ? `verdict: PASS: every invariant held (seed ${seed})`
+      : `verdict: FAIL: ${violations.length} violation(s) (seed ${seed})`,
+  ]
 }

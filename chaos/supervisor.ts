@@ -3,8 +3,8 @@
  * killed, stops the faults, lets the system drain, stops the workers and dumps the store. Every
  * process's history and the nemesis's own are left in `dir` for the checker.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
-import { closeSync, openSync, writeFileSync } from 'node:fs'
+import type { ChildProcess } from 'node:child_process'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 
@@ -23,6 +23,7 @@ import {
 import { mostLeasedJobs } from '../src/worker/prefetch.js'
 import { buildProcessScripts } from './build.js'
 import { History } from './history.js'
+import { awaitExits, spawnChaosProcess } from './processes.js'
 import { Random } from './random.js'
 
 export interface ChaosOptions {
@@ -110,8 +111,6 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosMeta> {
 
   const startedAt = Date.now()
   const producersUntil = startedAt + durationMs
-  const env = { ...process.env }
-  delete env.NODE_TEST_CONTEXT
 
   const start = (slot: Slot): void => {
     slot.incarnation++
@@ -129,12 +128,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosMeta> {
             ...['--incarnation', String(slot.incarnation), '--until', String(producersUntil)],
             ...['--seed', String(seed)],
           ]
-    const output = openSync(join(dir, `${id}.log`), 'a')
-    const child = spawn(process.execPath, args, {
-      env,
-      stdio: ['ignore', output, output],
-    })
-    closeSync(output)
+    const child = spawnChaosProcess(args, join(dir, `${id}.log`))
     slot.child = child
     slot.pid = child.pid!
     slot.expectExit = false
@@ -262,12 +256,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosMeta> {
     if (slot.role === 'producer') slot.expectExit = true
     slot.child?.kill('SIGTERM')
   }
-  const stopped = Promise.all([...workers, ...producers].map((slot) => slot.exited))
-  const stopTimer = setTimeout(() => {
-    for (const slot of [...workers, ...producers]) if (slot.child !== null) kill(slot)
-  }, 20_000)
-  await stopped
-  clearTimeout(stopTimer)
+  await awaitExits([...workers, ...producers], kill)
   process.off('exit', killAll)
   const stoppedAt = Date.now()
 
@@ -333,7 +322,7 @@ async function progressOf(store: Store): Promise<{ pending: number; finished: nu
 }
 
 /** Every job, one JSON line each: the checker's view of the store after the run. */
-async function dumpStore(store: Store, path: string): Promise<void> {
+export async function dumpStore(store: Store, path: string): Promise<void> {
   const lines: string[] = []
   let cursor: string | null = null
   do {

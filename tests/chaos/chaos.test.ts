@@ -5,15 +5,12 @@
  * always); outside CI a run that cannot have them is skipped, saying why, and under CI it fails.
  */
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
-import { join } from 'node:path'
 import { test } from 'node:test'
 
 import { postgresUnreachableReason } from '../support/postgres-harness.js'
 import { ownServerOptions } from '../support/redis-harness.js'
 import { skipUnlessAvailable } from '../support/services.js'
-import { within } from '../support/async.js'
-import { REPO_ROOT } from '../support/processes.js'
+import { runChaosMain, tableCount } from './run-chaos.js'
 
 const SEED = '20261130'
 const DURATION = '20s'
@@ -31,40 +28,14 @@ for (const { store, skip } of RUNS) {
     `${DURATION} of kills and freezes on ${store} (seed ${SEED}) break no invariant`,
     { skip, timeout: TIMEOUT_MS + 10_000 },
     async () => {
-      const env = { ...process.env }
-      delete env.NODE_TEST_CONTEXT
-      const child = spawn(
-        process.execPath,
-        [
-          '--import',
-          'tsx',
-          join('chaos', 'main.ts'),
-          '--store',
-          store,
-          '--duration',
-          DURATION,
-          '--seed',
-          SEED,
-        ],
-        // Its own process group: a run that hangs is killed with every process it started.
-        { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+      const { code, output } = await runChaosMain(
+        ['--store', store, '--duration', DURATION, '--seed', SEED],
+        TIMEOUT_MS,
       )
-      let output = ''
-      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
-      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
-      const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
-      let code: number | null
-      try {
-        code = await within(TIMEOUT_MS, `npm run chaos -- --store ${store}`, exited)
-      } catch (error) {
-        process.kill(-child.pid!, 'SIGKILL')
-        throw new Error(`${(error as Error).message}\n${output}`, { cause: error })
-      }
       assert.match(output, /^verdict: PASS/m, output)
       assert.equal(code, 0, output)
       // The run did what it is for: jobs ran, workers were killed and frozen, stale leases were refused.
-      const count = (label: string): number =>
-        Number(new RegExp(`^\\| ${label} +\\| +(\\d+) \\|$`, 'm').exec(output)?.[1])
+      const count = (label: string): number => tableCount(output, label)
       assert.ok(count('completed') > 100, output)
       assert.ok(count('worker kills') > 0, output)
       assert.ok(count('freezes \\(SIGSTOP past the lease\\)') > 0, output)

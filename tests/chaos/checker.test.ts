@@ -13,6 +13,7 @@ import type { ProducerRecord } from '../../chaos/producer.js'
 import type { WorkerRecord } from '../../chaos/recording-store.js'
 import type { ChaosMeta, NemesisRecord } from '../../chaos/supervisor.js'
 import type { Job } from '../../src/index.js'
+import { dumpedJob } from './fixtures.js'
 
 const LEASE = 1000
 const T = 1_000_000
@@ -26,31 +27,8 @@ interface Scenario {
 }
 
 function job(id: string, key: string, overrides: Partial<Job> = {}): Job {
-  return {
-    id,
-    queue: 'default',
-    name: 'chaos-sleep',
-    payload: { key, sleepMs: 1 },
-    state: 'completed',
-    priority: 0,
-    runAt: T,
-    attempts: 1,
-    maxAttempts: 25,
-    timeoutMs: null,
-    uniqueKey: key,
-    schedule: null,
-    backoff: null,
-    group: null,
-    expiresAt: null,
-    lastError: null,
-    result: null,
-    workerId: null,
-    leaseExpiresAt: null,
-    createdAt: T,
-    updatedAt: T,
-    finishedAt: T,
-    ...overrides,
-  }
+  const fields = { id, queue: 'default', name: 'chaos-sleep', payload: { key, sleepMs: 1 }, uniqueKey: key }
+  return dumpedJob(T, { ...fields, ...overrides })
 }
 
 const sent = (key: string, i: number, id: string, t = T): ProducerRecord[] => [
