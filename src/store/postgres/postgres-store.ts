@@ -11,6 +11,7 @@ import {
   type FindExpiredLeasesResult,
   type EnqueueParams,
   type EnqueueResult,
+  type FireScheduleResult,
   type JobPage,
   type ListJobsParams,
   type MigrateResult,
@@ -20,6 +21,8 @@ import {
   type RecoverResult,
   type RenewParams,
   type RetryParams,
+  type SchedulesParams,
+  type SchedulesResult,
   type SettleBatchResult,
   type SettleParams,
   type SettleResult,
@@ -50,6 +53,7 @@ import { checkSettlements } from '../kernel/settlements.js'
 import { preparedOrClosed, usedThenClosed } from '../kernel/lifecycle.js'
 import { foldStats, statsCountOf } from '../kernel/stats.js'
 import { changedQueue, changeFreesWork } from '../kernel/queue-control.js'
+import { checkSchedulesParams } from '../kernel/schedules.js'
 import {
   binaryEnqueueArrays,
   enqueueArrays,
@@ -66,6 +70,7 @@ import {
 import { applyControl } from './postgres-control.js'
 import { PostgresSchema, quoteIdent } from './postgres-migrations.js'
 import { PostgresPool, type SqlName } from './postgres-pool.js'
+import { changeSchedules, readSchedules } from './postgres-schedules.js'
 import { PostgresWaiting } from './postgres-waiting.js'
 import {
   assertPostgresOptionKeys,
@@ -487,16 +492,23 @@ export class PostgresStore implements Store {
     })
   }
 
-  // ── worker control ─────────────────────────────────────────────────────────────────────────
+  // ── schedules ──────────────────────────────────────────────────────────────────────────────
 
-  // Branch-only placeholders, replaced before the branch lands.
-  async schedules(): Promise<import('../store.js').SchedulesResult> {
-    throw new Error('schedules: not written for this store yet')
+  async schedules(params: SchedulesParams = {}): Promise<SchedulesResult> {
+    this.assertOpen('schedules')
+    checkSchedulesParams(params)
+    // Every worker's scheduler reloads: those of this process at once, the others by the NOTIFY
+    // of the change's commit.
+    if (await changeSchedules(this.db, this.texts, params)) this.waiting.wakeAll()
+    return readSchedules(this.db, this.texts)
   }
 
-  async fireSchedule(): Promise<import('../store.js').FireScheduleResult> {
+  // Branch-only placeholder, replaced before the branch lands.
+  async fireSchedule(): Promise<FireScheduleResult> {
     throw new Error('fireSchedule: not written for this store yet')
   }
+
+  // ── worker control ─────────────────────────────────────────────────────────────────────────
 
   async control(params: ControlParams = {}): Promise<ControlRecord> {
     this.assertOpen('control')
