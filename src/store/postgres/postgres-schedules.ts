@@ -4,14 +4,17 @@
  * What a change does to a row, and what a fire may do with one, is the kernel's
  * (kernel/schedules.ts); here is how each call is made one atomic step.
  */
+import { newLeaseTokenBase } from '../kernel/lease-tokens.js'
 import {
   SCHEDULE_COLUMNS,
   scheduleChanges,
   scheduleRowAfter,
   toSchedule,
+  UNFINISHED_STATES,
   type ScheduleRow,
 } from '../kernel/schedules.js'
-import type { SchedulesParams, SchedulesResult } from '../store.js'
+import type { FireScheduleParams, FireScheduleResult, SchedulesParams, SchedulesResult } from '../store.js'
+import { binaryEnqueueArrays } from './postgres-encoding.js'
 import type { PostgresPool, SqlName } from './postgres-pool.js'
 
 /** A schedule's columns as a statement returns them, all NULL in the row that stands for none. */
@@ -82,5 +85,40 @@ export async function readSchedules(
   return {
     schedules: rows.filter(isScheduleRow).map(toSchedule),
     version: Number(rows[0]?.schedules_version ?? 0),
+  }
+}
+
+/**
+ * A fire (checked before), as one call of functions/fire-schedule.sql: the row locked, compared
+ * with what the scheduler read, and the jobs enqueued by enqueue_batch(), in one transaction and
+ * one round trip. The caller wakes this process's waiters of a fire's ready jobs.
+ */
+export async function fireSchedule(
+  db: PostgresPool,
+  texts: Record<SqlName, string>,
+  { id, version, lastSlot, toSlot, jobs, now }: FireScheduleParams,
+): Promise<FireScheduleResult> {
+  // Unnamed, so planned at each call: a fire is rare, once a slot for each scheduler.
+  const [row] = await db.query<
+    MaybeScheduleRow & { outcome: FireScheduleResult['outcome']; ids: string | null }
+  >(texts['schedule-fire'], [
+    id,
+    version,
+    lastSlot,
+    toSlot,
+    UNFINISHED_STATES,
+    ...binaryEnqueueArrays(jobs),
+    now ?? null,
+    // A base of lease tokens, for the jobs enqueue_batch() hands to waiting workers.
+    newLeaseTokenBase(),
+  ])
+  const { outcome, ids, ...schedule } = row!
+  switch (outcome) {
+    case 'fired':
+      return { outcome, ids: ids === null ? [] : ids.split(',') }
+    case 'overlap':
+      return { outcome }
+    case 'stale':
+      return { outcome, schedule: isScheduleRow(schedule) ? toSchedule(schedule) : null }
   }
 }

@@ -11,6 +11,7 @@ import {
   type FindExpiredLeasesResult,
   type EnqueueParams,
   type EnqueueResult,
+  type FireScheduleParams,
   type FireScheduleResult,
   type JobPage,
   type ListJobsParams,
@@ -53,7 +54,7 @@ import { checkSettlements } from '../kernel/settlements.js'
 import { preparedOrClosed, usedThenClosed } from '../kernel/lifecycle.js'
 import { foldStats, statsCountOf } from '../kernel/stats.js'
 import { changedQueue, changeFreesWork } from '../kernel/queue-control.js'
-import { checkSchedulesParams } from '../kernel/schedules.js'
+import { checkFireScheduleParams, checkSchedulesParams } from '../kernel/schedules.js'
 import {
   binaryEnqueueArrays,
   enqueueArrays,
@@ -70,7 +71,7 @@ import {
 import { applyControl } from './postgres-control.js'
 import { PostgresSchema, quoteIdent } from './postgres-migrations.js'
 import { PostgresPool, type SqlName } from './postgres-pool.js'
-import { changeSchedules, readSchedules } from './postgres-schedules.js'
+import { changeSchedules, fireSchedule, readSchedules } from './postgres-schedules.js'
 import { PostgresWaiting } from './postgres-waiting.js'
 import {
   assertPostgresOptionKeys,
@@ -503,9 +504,13 @@ export class PostgresStore implements Store {
     return readSchedules(this.db, this.texts)
   }
 
-  // Branch-only placeholder, replaced before the branch lands.
-  async fireSchedule(): Promise<FireScheduleResult> {
-    throw new Error('fireSchedule: not written for this store yet')
+  async fireSchedule(params: FireScheduleParams): Promise<FireScheduleResult> {
+    this.assertOpen('fireSchedule')
+    checkFireScheduleParams(params)
+    const result = await fireSchedule(this.db, this.texts, params)
+    // As after an enqueue: this process's waiters at once, those of others by the fire's NOTIFY.
+    if (result.outcome === 'fired') this.waiting.enqueued(readyQueuesOf(params.jobs, params.now))
+    return result
   }
 
   // ── worker control ─────────────────────────────────────────────────────────────────────────
