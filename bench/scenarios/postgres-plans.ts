@@ -78,10 +78,13 @@ function enqueueArgs(queue: string, uniqueKeys: (string | null)[]): unknown[] {
     fill(25),
     fill(null),
     uniqueKeys,
-    // No job of the batch has a group or a start deadline: those columns go as NULL, as the store sends them.
+    // No job of the batch has a group, a start deadline or meta: those columns go as NULL, as the
+    // store sends them.
     null,
     null,
     null,
+    null,
+    // now, and the lease tokens' base
     null,
     'plans',
   ]

@@ -54,6 +54,12 @@ test("binaryEnqueueArrays writes each array's bytes as the encoders of one array
     // Groups and deadlines: their arrays are sent only for a batch with any (else NULL).
     [job({ group: 'tenant é✓' }), job()],
     [job({ expiresAt: 2 ** 53 - 1 }), job({ expiresInMs: 60_000, group: '' }), job({ expiresAt: -5 })],
+    // Metas too (a job's slot, its own backoff): NULL for a batch without any.
+    [
+      job({ backoff: { type: 'fixed', delayMs: 5 } }),
+      job(),
+      job({ schedule: { id: 'é', slot: 1, late: true } }),
+    ],
   ]
   for (const jobs of batches) {
     assert.deepEqual(binaryEnqueueArrays(jobs), enqueueArrays(jobs, referenceArrays))
@@ -91,10 +97,20 @@ test('joinedEnqueueParams joins each column, texts by U+001E and numbers by comm
     null,
     null,
     null,
+    null,
   ])
-  // Groups and deadlines, only for a batch with any; a job without one is an empty element.
-  const grouped = [job({ group: 'a, "b" ✓', expiresInMs: 60_000 }), job({ expiresAt: 2 ** 50 }), job()]
-  assert.deepEqual(joinedEnqueueParams(grouped)!.slice(8), ['a, "b" ✓\x1e\x1e', `,${2 ** 50},`, '60000,,'])
+  // Groups, deadlines and metas, only for a batch with any; a job without one is an empty element.
+  const grouped = [
+    job({ group: 'a, "b" ✓', expiresInMs: 60_000 }),
+    job({ expiresAt: 2 ** 50, backoff: { type: 'list', delaysMs: [1, 2] } }),
+    job(),
+  ]
+  assert.deepEqual(joinedEnqueueParams(grouped)!.slice(8), [
+    'a, "b" ✓\x1e\x1e',
+    `,${2 ** 50},`,
+    '60000,,',
+    '\x1e{"backoff":{"type":"list","delaysMs":[1,2]}}\x1e',
+  ])
 })
 
 test('joinedEnqueueParams leaves to the arrays a batch with a unique key or a text holding its separator', () => {

@@ -17,6 +17,7 @@ import { PostgresSchema } from '../../src/store/postgres/postgres-migrations.js'
 import { DELIVERY_LEASE_MS, type EnqueueResult } from '../../src/store/store.js'
 import type { NewJob } from '../../src/core/job.js'
 import { deadlineOf, EXPIRED_ERROR } from '../../src/store/kernel/jobs.js'
+import { metaOf } from '../../src/store/kernel/job-meta.js'
 import { tempDatabase } from '../support/sqlite-harness.js'
 import {
   adminQuery,
@@ -594,10 +595,11 @@ await whenAvailable(postgresUnreachableReason(), () => {
       newJob({ runAt: now + 60_000 }),
       newJob({ group: 'tenant ✓', expiresInMs: 60_000 }),
       newJob({ delayMs: 5_000, expiresAt: now + 10_000 }),
+      newJob({ backoff: { type: 'fixed', delayMs: 5 }, schedule: { id: 'nightly', slot: now, late: false } }),
     ]
     const columns = `queue, name, payload, state, priority, run_at::text, attempts, max_attempts, timeout_ms,
       unique_key, lease_token, lease_expires_at, worker_id, last_error, result, created_at::text,
-      updated_at::text, finished_at, delivered, group_key, expires_at::text`
+      updated_at::text, finished_at, delivered, group_key, expires_at::text, meta`
     for (const job of jobs) {
       const [alone] = await store.enqueue({ jobs: [job], now })
       assert.equal(alone!.created, true)
@@ -613,7 +615,10 @@ await whenAvailable(postgresUnreachableReason(), () => {
       )
       assert.equal(rows.length, 2)
       assert.deepEqual(rows[0], rows[1], JSON.stringify(job))
-      assert.deepEqual([rows[0]!.group_key, rows[0]!.expires_at], [job.group, storedDeadline(job, now)])
+      assert.deepEqual(
+        [rows[0]!.group_key, rows[0]!.expires_at, rows[0]!.meta],
+        [job.group, storedDeadline(job, now), metaOf(job)],
+      )
       assert.ok(BigInt(alone!.id) < BigInt(batch!.ids), 'ids in enqueue order')
     }
   })
@@ -1013,21 +1018,25 @@ await whenAvailable(postgresUnreachableReason(), () => {
     assert.deepEqual([stats?.dead, stats?.expired], [1_001, 1_001])
   })
 
-  test('a delivered job carries its group and start deadline', async (t) => {
+  test('a delivered job carries its group, start deadline, slot and backoff', async (t) => {
     const { open, schema } = tempSchema(t)
     const worker = await open()
     const producer = await open()
     const claim = { limit: 5, leaseMs: LEASE_MS, workerId: 'grouped' }
     const delivered = worker.waitForWork({ queues: ['default'], timeoutMs: 10_000, claim })
     await registeredWaiter(schema, 'grouped')
-    const [job] = await producer.enqueue({ jobs: [newJob({ group: 'tenant-1', expiresInMs: 60_000 })] })
+    const schedule = { id: 'nightly', slot: 1_700_000_000_000, late: true }
+    const backoff = { type: 'fixed', delayMs: 5_000 } as const
+    const [job] = await producer.enqueue({
+      jobs: [newJob({ group: 'tenant-1', expiresInMs: 60_000, schedule, backoff })],
+    })
     const wake = await within(5000, 'waitForWork', delivered)
     assert.equal(wake.reason, 'delivered')
     const stored = await getJob(producer, job!.id)
     assert.ok(stored?.expiresAt !== null)
     assert.deepEqual(
-      wake.jobs.map((leased) => [leased.id, leased.group, leased.expiresAt]),
-      [[job!.id, 'tenant-1', stored?.expiresAt]],
+      wake.jobs.map((leased) => [leased.id, leased.group, leased.expiresAt, leased.schedule, leased.backoff]),
+      [[job!.id, 'tenant-1', stored?.expiresAt, schedule, backoff]],
     )
   })
 

@@ -61,8 +61,9 @@ export function postgresUnreachableReason(): Promise<string | null> {
 
 export interface PostgresHarnesses {
   /**
-   * One store harness per call, on the file's schema emptied of every job, stop request and queue
-   * setting, and of the queues' start logs and group turns (what rates and fairness remember).
+   * One store harness per call, on the file's schema emptied of every job, stop request, queue
+   * setting and schedule (the schedules version with the stop request: both are control rows), and
+   * of the queues' start logs and group turns (what rates and fairness remember).
    */
   createHarness: CreateHarness
   /** Drops the file's schema: call it from the test file's after(). */
@@ -82,7 +83,7 @@ export function postgresHarnesses(): PostgresHarnesses {
     if (migrated) {
       await adminQuery(
         `DELETE FROM "${schema}".jobs; DELETE FROM "${schema}".control; DELETE FROM "${schema}".queues; ` +
-          `DELETE FROM "${schema}".starts; DELETE FROM "${schema}".group_turns`,
+          `DELETE FROM "${schema}".starts; DELETE FROM "${schema}".group_turns; DELETE FROM "${schema}".schedules`,
       )
     }
     migrated = true

@@ -7,6 +7,7 @@ import type { NewJob } from '../../core/job.js'
 import type { Settlement } from '../../core/outcome.js'
 import type { Delivery } from '../kernel/delivery.js'
 import { jobIdCheck } from '../kernel/job-ids.js'
+import { metaOf } from '../kernel/job-meta.js'
 import { toClaimedRow, type JobRow } from '../kernel/jobs.js'
 import { foldResults } from '../kernel/settlements.js'
 import type { EnqueueResult, SettleResult } from '../store.js'
@@ -40,9 +41,9 @@ export const plainArrays: ArrayEncoding = {
 
 /**
  * enqueue's array parameters, one element per job, in the order of sql/enqueue.sql. The groups,
- * and the two arrays of the start deadline, are null as a whole when no job of the batch has one
- * (the statement reads a NULL array as NULL for every job): a batch of ordinary jobs sends nothing
- * more than before they existed.
+ * the two arrays of the start deadline and the metas are null as a whole when no job of the batch
+ * has one (the statement reads a NULL array as NULL for every job): a batch of ordinary jobs sends
+ * nothing more than before they existed.
  */
 export function enqueueArrays(jobs: readonly NewJob[], encoding: ArrayEncoding): unknown[] {
   const n = jobs.length
@@ -60,6 +61,7 @@ export function enqueueArrays(jobs: readonly NewJob[], encoding: ArrayEncoding):
   const expiresInMs = new Array<number | null>(n)
   let groups = false
   let deadlines = false
+  let metas = false
   for (let i = 0; i < n; i++) {
     const job = jobs[i]!
     queue[i] = job.queue
@@ -76,6 +78,7 @@ export function enqueueArrays(jobs: readonly NewJob[], encoding: ArrayEncoding):
     expiresInMs[i] = job.expiresInMs
     groups ||= job.group !== null
     deadlines ||= job.expiresAt !== null || job.expiresInMs !== null
+    metas ||= job.schedule !== null || job.backoff !== null
   }
   return [
     encoding.text(queue),
@@ -90,6 +93,7 @@ export function enqueueArrays(jobs: readonly NewJob[], encoding: ArrayEncoding):
     groups ? encoding.text(group) : null,
     deadlines ? encoding.bigint(expiresAt) : null,
     deadlines ? encoding.bigint(expiresInMs) : null,
+    metas ? encoding.text(jobs.map(metaOf)) : null,
   ]
 }
 
@@ -121,6 +125,7 @@ export function binaryEnqueueArrays(jobs: readonly NewJob[]): unknown[] {
   let lastNameBytes = 0
   let groups = false
   let deadlines = false
+  let metas = false
   for (let i = 0; i < n; i++) {
     const job = jobs[i]!
     if (job.queue !== lastQueue) {
@@ -150,6 +155,7 @@ export function binaryEnqueueArrays(jobs: readonly NewJob[]): unknown[] {
     else integers &&= isInt4(job.timeoutMs)
     integers &&= isInt4(job.priority) && isInt8(job.delayMs) && isInt4(job.maxAttempts)
     if (job.group !== null) groups = true
+    if (job.schedule !== null || job.backoff !== null) metas = true
     if (job.expiresAt !== null || job.expiresInMs !== null) {
       deadlines = true
       integers &&=
@@ -216,12 +222,13 @@ export function binaryEnqueueArrays(jobs: readonly NewJob[]): unknown[] {
     attemptsAt = writeInt4(view, attemptsAt, job.maxAttempts)
     timeoutAt = writeInt4(view, timeoutAt, job.timeoutMs)
   }
-  // Groups and deadlines in passes of their own, only for a batch that has any: the loops above
-  // stay as they were for ordinary jobs.
+  // Groups, deadlines and metas in passes of their own, only for a batch that has any: the loops
+  // above stay as they were for ordinary jobs.
   arrays.push(
     groups ? binaryTextArray(jobs.map((job) => job.group)) : null,
     deadlines ? binaryInt8Array(jobs.map((job) => job.expiresAt)) : null,
     deadlines ? binaryInt8Array(jobs.map((job) => job.expiresInMs)) : null,
+    metas ? binaryTextArray(jobs.map(metaOf)) : null,
   )
   return arrays
 }
@@ -240,7 +247,7 @@ const MAX_JOINED_CHARS = 2 ** 28
  * (sql/enqueue-joined.sql says why). Null when the batch must go as arrays: a unique key (a key may
  * hold any character), a text holding the separator (a group may hold any character; a queue, a
  * name or a payload only from a caller of the store that did not go through the Client's checks),
- * or payloads past MAX_JOINED_CHARS.
+ * or payloads past MAX_JOINED_CHARS. A meta is JSON.stringify's text, which escapes the separator.
  */
 export function joinedEnqueueParams(jobs: readonly NewJob[]): unknown[] | null {
   let chars = 0
@@ -344,6 +351,7 @@ export function enqueueOneValues(job: NewJob): unknown[] {
     job.group,
     job.expiresAt,
     job.expiresInMs,
+    metaOf(job),
   ]
 }
 
@@ -527,6 +535,7 @@ const DELIVERED_COLUMNS = [
   'finished_at',
   'group_key',
   'expires_at',
+  'meta',
 ] as const satisfies readonly (keyof JobRow)[]
 
 function deliveredRow(columns: readonly unknown[]): JobRow<string> {

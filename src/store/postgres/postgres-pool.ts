@@ -82,6 +82,26 @@ export class PostgresPool {
     }
   }
 
+  /**
+   * Runs `use` in a transaction on a connection of its own: committed when it resolves, rolled back
+   * when it throws. Its row locks hold up claims (a queue's row) or fires (a schedule's): a caller
+   * that stalls mid-transaction (a frozen process) must not hold them for longer than 5 s, after
+   * which the server ends its session.
+   */
+  async transaction<R>(use: (client: pg.PoolClient) => Promise<R>): Promise<R> {
+    return this.withClient(async (client) => {
+      try {
+        await client.query("BEGIN; SET LOCAL idle_in_transaction_session_timeout = '5s'")
+        const result = await use(client)
+        await client.query('COMMIT')
+        return result
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {})
+        throw error
+      }
+    })
+  }
+
   async end(): Promise<void> {
     await this.pool.end().catch(() => {})
   }

@@ -11,6 +11,8 @@ import {
   type FindExpiredLeasesResult,
   type EnqueueParams,
   type EnqueueResult,
+  type FireScheduleParams,
+  type FireScheduleResult,
   type JobPage,
   type ListJobsParams,
   type MigrateResult,
@@ -20,6 +22,8 @@ import {
   type RecoverResult,
   type RenewParams,
   type RetryParams,
+  type SchedulesParams,
+  type SchedulesResult,
   type SettleBatchResult,
   type SettleParams,
   type SettleResult,
@@ -50,6 +54,7 @@ import { checkSettlements } from '../kernel/settlements.js'
 import { preparedOrClosed, usedThenClosed } from '../kernel/lifecycle.js'
 import { foldStats, statsCountOf } from '../kernel/stats.js'
 import { changedQueue, changeFreesWork } from '../kernel/queue-control.js'
+import { checkFireScheduleParams, checkSchedulesParams } from '../kernel/schedules.js'
 import {
   binaryEnqueueArrays,
   enqueueArrays,
@@ -66,6 +71,7 @@ import {
 import { applyControl } from './postgres-control.js'
 import { PostgresSchema, quoteIdent } from './postgres-migrations.js'
 import { PostgresPool, type SqlName } from './postgres-pool.js'
+import { changeSchedules, fireSchedule, readSchedules } from './postgres-schedules.js'
 import { PostgresWaiting } from './postgres-waiting.js'
 import {
   assertPostgresOptionKeys,
@@ -487,16 +493,27 @@ export class PostgresStore implements Store {
     })
   }
 
+  // ── schedules ──────────────────────────────────────────────────────────────────────────────
+
+  async schedules(params: SchedulesParams = {}): Promise<SchedulesResult> {
+    this.assertOpen('schedules')
+    checkSchedulesParams(params)
+    // Every worker's scheduler reloads: those of this process at once, the others by the NOTIFY
+    // of the change's commit.
+    if (await changeSchedules(this.db, this.texts, params)) this.waiting.wakeAll()
+    return readSchedules(this.db, this.texts)
+  }
+
+  async fireSchedule(params: FireScheduleParams): Promise<FireScheduleResult> {
+    this.assertOpen('fireSchedule')
+    checkFireScheduleParams(params)
+    const result = await fireSchedule(this.db, this.texts, params)
+    // As after an enqueue: this process's waiters at once, those of others by the fire's NOTIFY.
+    if (result.outcome === 'fired') this.waiting.enqueued(readyQueuesOf(params.jobs, params.now))
+    return result
+  }
+
   // ── worker control ─────────────────────────────────────────────────────────────────────────
-
-  // Branch-only placeholders, replaced before the branch lands.
-  async schedules(): Promise<import('../store.js').SchedulesResult> {
-    throw new Error('schedules: not written for this store yet')
-  }
-
-  async fireSchedule(): Promise<import('../store.js').FireScheduleResult> {
-    throw new Error('fireSchedule: not written for this store yet')
-  }
 
   async control(params: ControlParams = {}): Promise<ControlRecord> {
     this.assertOpen('control')

@@ -82,6 +82,14 @@ export class PostgresWaiting implements DeliveryBackend {
     if (wake) this.hub.broadcast('notified')
   }
 
+  /**
+   * Wakes every waiter of this process at once, for a change every worker must see (its
+   * schedules); those of other processes wake by the NOTIFY '*' of the change's commit.
+   */
+  wakeAll(): void {
+    this.hub.broadcast('notified')
+  }
+
   /** Wakes every waiter with 'aborted' and ends the listening connection, whose end releases its
    * lock: from then on no enqueue hands this store jobs. Jobs handed to a waiter that closing
    * ended are back in line when this resolves. */

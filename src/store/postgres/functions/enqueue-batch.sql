@@ -38,13 +38,14 @@
 -- enqueueing (jobs without either). Each may be NULL as a whole: the store sends NULL for a batch
 -- where no job has a group (or a deadline), so a batch of ordinary jobs carries nothing more
 -- (unnest pads a NULL array with NULLs). A deadline is expires_at, or expires_in_ms from the
--- enqueue's instant (the server's clock, as delay_ms).
+-- enqueue's instant (the server's clock, as delay_ms). A job's meta (migration 0015: its schedule
+-- slot and its own backoff, as JSON text) is one more array after them, on the same terms.
 -- Parameters: p_queue[], p_name[], p_payload[] (JSON text), p_priority[], p_run_at[] (ms or NULL),
 --             p_delay_ms[] (used when run_at is NULL), p_max_attempts[], p_timeout_ms[],
 --             p_unique_key[], p_now (ms, or NULL for the server's clock), p_delivery_token_base
 --             (the lease tokens' random base for deliveries; NULL: no delivery), p_group[],
 --             p_expires_at[] (ms or NULL), p_expires_in_ms[] (used when expires_at is NULL; NULL
---             too: no deadline).
+--             too: no deadline), p_meta[] (JSON text or NULL).
 -- Returns: one row per input job, in input order: id (for a job whose key was held, the holder's),
 --          created.
 -- Relies on: jobs_unique_key (ON CONFLICT), the jobs id sequence; waiters for delivery.
@@ -53,7 +54,7 @@ CREATE OR REPLACE FUNCTION :"schema".enqueue_batch(
   p_queue text[], p_name text[], p_payload text[], p_priority integer[], p_run_at bigint[],
   p_delay_ms bigint[], p_max_attempts integer[], p_timeout_ms integer[], p_unique_key text[], p_now bigint,
   p_delivery_token_base text, p_group text[] DEFAULT NULL, p_expires_at bigint[] DEFAULT NULL,
-  p_expires_in_ms bigint[] DEFAULT NULL
+  p_expires_in_ms bigint[] DEFAULT NULL, p_meta text[] DEFAULT NULL
 ) RETURNS TABLE (id bigint, created boolean)
 LANGUAGE plpgsql SET jit = off SET enable_seqscan = off
 AS $$
@@ -75,15 +76,15 @@ BEGIN
   IF NOT EXISTS (SELECT 1 FROM unnest(p_unique_key) AS k WHERE k IS NOT NULL) THEN
     ids := ARRAY(SELECT nextval(seq) FROM generate_series(1, cardinality(p_queue)));
     INSERT INTO :"schema".jobs (id, queue, name, payload, state, priority, run_at, max_attempts, timeout_ms,
-                                group_key, expires_at, created_at, updated_at)
+                                group_key, expires_at, created_at, updated_at, meta)
     SELECT i.id, i.queue, i.name, i.payload,
            CASE WHEN coalesce(i.run_at, at + i.delay_ms) <= at THEN 'ready' ELSE 'scheduled' END,
            i.priority, coalesce(i.run_at, at + i.delay_ms), i.max_attempts, i.timeout_ms, i.group_key,
-           coalesce(i.expires_at, at + i.expires_in_ms), at, at
+           coalesce(i.expires_at, at + i.expires_in_ms), at, at, i.meta
     FROM unnest(ids, p_queue, p_name, p_payload, p_priority, p_run_at, p_delay_ms, p_max_attempts, p_timeout_ms,
-                p_group, p_expires_at, p_expires_in_ms)
+                p_group, p_expires_at, p_expires_in_ms, p_meta)
          AS i(id, queue, name, payload, priority, run_at, delay_ms, max_attempts, timeout_ms, group_key, expires_at,
-              expires_in_ms);
+              expires_in_ms, meta);
     SELECT array_agg(DISTINCT d.queue) FILTER (WHERE d.run_at <= at),
            count(*) FILTER (WHERE d.run_at <= at),
            array_agg(d.queue) FILTER (WHERE d.run_at > at),
@@ -96,18 +97,18 @@ BEGIN
     WITH input AS (
       SELECT drawn[i.ord] AS id, i.ord, i.queue, i.name, i.payload, i.priority,
              coalesce(i.run_at, at + i.delay_ms) AS run_at, i.max_attempts, i.timeout_ms, i.unique_key,
-             i.group_key, coalesce(i.expires_at, at + i.expires_in_ms) AS expires_at
+             i.group_key, coalesce(i.expires_at, at + i.expires_in_ms) AS expires_at, i.meta
       FROM unnest(p_queue, p_name, p_payload, p_priority, p_run_at, p_delay_ms, p_max_attempts, p_timeout_ms,
-                  p_unique_key, p_group, p_expires_at, p_expires_in_ms) WITH ORDINALITY
+                  p_unique_key, p_group, p_expires_at, p_expires_in_ms, p_meta) WITH ORDINALITY
            AS i(queue, name, payload, priority, run_at, delay_ms, max_attempts, timeout_ms, unique_key, group_key,
-                expires_at, expires_in_ms, ord)
+                expires_at, expires_in_ms, meta, ord)
     ), inserted AS (
       INSERT INTO :"schema".jobs AS j (id, queue, name, payload, state, priority, run_at, max_attempts, timeout_ms,
-                                       unique_key, group_key, expires_at, created_at, updated_at)
+                                       unique_key, group_key, expires_at, created_at, updated_at, meta)
       SELECT input.id, input.queue, input.name, input.payload,
              CASE WHEN input.run_at <= at THEN 'ready' ELSE 'scheduled' END,
              input.priority, input.run_at, input.max_attempts, input.timeout_ms, input.unique_key, input.group_key,
-             input.expires_at, at, at
+             input.expires_at, at, at, input.meta
       FROM input ORDER BY input.unique_key, input.ord
       ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL DO NOTHING
       RETURNING j.id, j.queue, j.state, j.run_at, j.unique_key
@@ -135,11 +136,12 @@ BEGIN
         -- Gone again (finished and purged meanwhile): the key is free, so this job takes it.
         job_run_at := coalesce(p_run_at[pos], at + p_delay_ms[pos]);
         INSERT INTO :"schema".jobs AS j (id, queue, name, payload, state, priority, run_at, max_attempts,
-                                         timeout_ms, unique_key, group_key, expires_at, created_at, updated_at)
+                                         timeout_ms, unique_key, group_key, expires_at, created_at, updated_at,
+                                         meta)
         VALUES (drawn[pos], p_queue[pos], p_name[pos], p_payload[pos],
                 CASE WHEN job_run_at <= at THEN 'ready' ELSE 'scheduled' END, p_priority[pos], job_run_at,
                 p_max_attempts[pos], p_timeout_ms[pos], p_unique_key[pos], p_group[pos],
-                coalesce(p_expires_at[pos], at + p_expires_in_ms[pos]), at, at)
+                coalesce(p_expires_at[pos], at + p_expires_in_ms[pos]), at, at, p_meta[pos])
         ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL DO NOTHING
         RETURNING j.id INTO holder_id;
         IF FOUND THEN

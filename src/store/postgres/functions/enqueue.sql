@@ -9,6 +9,8 @@
 --             max_attempts, timeout_ms, unique_key, group_key (the job's group: NewJob.group, named
 --             so because GROUP is a reserved word), expires_at (the start deadline; after run_at).
 -- Returns: the job's id (the existing job's id when unique_key is already held).
+-- A job enqueued here has no meta (jobs.meta, migration 0015): no schedule slot, and the backoff of
+-- the worker that runs it.
 -- Relies on: enqueue_batch(). Settings: none (a cold path; enqueue_batch has its own).
 CREATE OR REPLACE FUNCTION :"schema".enqueue(
   name text, payload json, queue text DEFAULT 'default', priority integer DEFAULT 0,
@@ -58,7 +60,7 @@ BEGIN
     ARRAY[queue], ARRAY[name], ARRAY[payload::text], ARRAY[priority],
     ARRAY[floor(extract(epoch FROM run_at) * 1000)::bigint], ARRAY[0::bigint], ARRAY[max_attempts],
     ARRAY[timeout_ms], ARRAY[unique_key], NULL, NULL, ARRAY[group_key],
-    ARRAY[floor(extract(epoch FROM expires_at) * 1000)::bigint], NULL
+    ARRAY[floor(extract(epoch FROM expires_at) * 1000)::bigint], NULL, NULL
   ) AS e;
   RETURN job_id;
 END

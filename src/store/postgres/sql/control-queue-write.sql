@@ -13,7 +13,7 @@
 --         $5 pause_reason, $6 concurrency, $7 rate_limit, $8 rate_per_ms, $9 group_concurrency,
 --         $10 group_rate_limit, $11 group_rate_per_ms (each NULL when not set), $12 wake
 -- Returns: the record as the change left it, as control.sql: one row per queue with a setting (or
---          one with a NULL queue), each with `at`, the last stop request.
+--          one with a NULL queue), each with `at`, the last stop request, and schedules_version.
 -- Uses: the queues table's primary key, and the table read whole (small); the control table;
 --       starts_by_queue.
 WITH removed AS (
@@ -39,6 +39,7 @@ woken AS MATERIALIZED (
 -- The statement's snapshot holds the other queues' rows as they were, and this queue's as it was
 -- before the change: that one comes from what the change wrote.
 SELECT (SELECT c.at FROM :"schema".control AS c WHERE c.key = 'stop') AS at,
+       (SELECT c.at FROM :"schema".control AS c WHERE c.key = 'schedules') AS schedules_version,
        q.queue, q.paused_at, q.paused_by, q.pause_reason, q.concurrency, q.rate_limit, q.rate_per_ms,
        q.group_concurrency, q.group_rate_limit, q.group_rate_per_ms
 FROM woken

@@ -1,10 +1,12 @@
--- control: the workers' control record, read: when workers were last asked to stop, and the
--- queues with a setting (queue control: paused, or limited).
+-- control: the workers' control record, read: when workers were last asked to stop, the queues
+-- with a setting (queue control: paused, or limited), and the store's schedules version.
 -- Params: none
 -- Returns: one row per queue with a setting, each with `at` (the last stop request, or NULL when
---          nobody ever asked); one row whose queue is NULL when no queue has a setting.
+--          nobody ever asked) and schedules_version (NULL before the first change of a schedule:
+--          sql/schedules-write.sql); one row whose queue is NULL when no queue has a setting.
 -- Uses: the control table's primary key; the queues table (small), read whole.
 SELECT (SELECT c.at FROM :"schema".control AS c WHERE c.key = 'stop') AS at,
+       (SELECT c.at FROM :"schema".control AS c WHERE c.key = 'schedules') AS schedules_version,
        q.queue, q.paused_at, q.paused_by, q.pause_reason, q.concurrency, q.rate_limit, q.rate_per_ms,
        q.group_concurrency, q.group_rate_limit, q.group_rate_per_ms
 FROM (VALUES (1)) AS one(n)

@@ -16,13 +16,14 @@
 -- Numbers reach the server as the digits JavaScript writes, so one that is no integer of its
 -- column is refused by the server, as in a caller's transaction.
 -- A group holds any character, so a batch with one whose group holds the separator goes as arrays
--- too; the groups and deadlines of a batch where no job has any are NULL (sql/enqueue.sql).
+-- too; the groups, deadlines and metas of a batch where no job has any are NULL (sql/enqueue.sql).
+-- A meta is JSON text, so it never holds the separator.
 -- Params: $1 queues, $2 names, $3 payloads (each joined by U+001E), $4 priorities, $5 run_at (ms;
 --         empty: NULL), $6 delay_ms, $7 max_attempts, $8 timeout_ms (empty: NULL) (each joined by
 --         ','), $9 groups (joined by U+001E, where an empty element is NULL: a group has 1 character
---         at least), $10 expires_at, $11 expires_in_ms (ms; empty: NULL; joined by ','), $12 now (ms,
---         or NULL for the server's clock), $13 the lease tokens' random base (deliveries, as in
---         sql/enqueue.sql)
+--         at least), $10 expires_at, $11 expires_in_ms (ms; empty: NULL; joined by ','), $12 metas
+--         (JSON texts joined by U+001E, where an empty element is NULL), $13 now (ms, or NULL for the
+--         server's clock), $14 the lease tokens' random base (deliveries, as in sql/enqueue.sql)
 -- Returns: as sql/enqueue.sql (ids joined by ',', and 't' or 'f' per job).
 SELECT string_agg(e.id::text, ',' ORDER BY e.ord) AS ids,
        string_agg(CASE WHEN e.created THEN 't' ELSE 'f' END, '' ORDER BY e.ord) AS created
@@ -30,6 +31,7 @@ FROM :"schema".enqueue_batch(string_to_array($1::text, chr(30)), string_to_array
                              string_to_array($3::text, chr(30)), string_to_array($4::text, ',')::integer[],
                              string_to_array($5::text, ',', '')::bigint[], string_to_array($6::text, ',')::bigint[],
                              string_to_array($7::text, ',')::integer[], string_to_array($8::text, ',', '')::integer[],
-                             NULL::text[], $12::bigint, $13::text, string_to_array($9::text, chr(30), ''),
-                             string_to_array($10::text, ',', '')::bigint[], string_to_array($11::text, ',', '')::bigint[])
+                             NULL::text[], $13::bigint, $14::text, string_to_array($9::text, chr(30), ''),
+                             string_to_array($10::text, ',', '')::bigint[], string_to_array($11::text, ',', '')::bigint[],
+                             string_to_array($12::text, chr(30), ''))
      WITH ORDINALITY AS e(id, created, ord)

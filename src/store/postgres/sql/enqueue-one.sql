@@ -17,17 +17,17 @@
 -- Params: $1 queue, $2 name, $3 payload (JSON text), $4 priority, $5 run_at (ms or NULL), $6 delay_ms
 --         (used when run_at is NULL), $7 max_attempts, $8 timeout_ms, $9 group (or NULL),
 --         $10 expires_at (ms or NULL), $11 expires_in_ms (used when expires_at is NULL; NULL too: no
---         start deadline), $12 now (ms, or NULL for the server's clock), $13 the lease tokens'
---         random base for a delivery (NULL: no delivery)
+--         start deadline), $12 meta (JSON text, or NULL: a plain job), $13 now (ms, or NULL for the
+--         server's clock), $14 the lease tokens' random base for a delivery (NULL: no delivery)
 -- Returns: one row: id (text); the job is always created.
 -- Uses: the jobs id sequence; waiters (small and UNLOGGED, read whole).
-WITH clock AS (SELECT coalesce($12::bigint, :"schema".now_ms()) AS at),
+WITH clock AS (SELECT coalesce($13::bigint, :"schema".now_ms()) AS at),
 inserted AS (
   INSERT INTO :"schema".jobs (queue, name, payload, state, priority, run_at, max_attempts, timeout_ms, group_key,
-                              expires_at, created_at, updated_at)
+                              expires_at, created_at, updated_at, meta)
   SELECT $1::text, $2::text, $3::text, CASE WHEN t.run_at <= clock.at THEN 'ready' ELSE 'scheduled' END,
          $4::integer, t.run_at, $7::integer, $8::integer, $9::text, coalesce($10::bigint, clock.at + $11::bigint),
-         clock.at, clock.at
+         clock.at, clock.at, $12::text
   FROM clock, LATERAL (SELECT coalesce($5::bigint, clock.at + $6::bigint) AS run_at) AS t
   RETURNING id, state, run_at, created_at
 ),
@@ -39,8 +39,8 @@ woken AS MATERIALIZED (
   SELECT CASE
            WHEN i.state = 'scheduled' THEN pg_notify('ferry:' || :'schema', $1::text || '@' || i.run_at)
            WHEN EXISTS (SELECT 1 FROM :"schema".waiters AS w WHERE w.queues && ARRAY[$1::text]) THEN
-             :"schema".wake(CASE WHEN $13::text IS NULL THEN ARRAY[$1::text]
-                                 ELSE :"schema".deliver(ARRAY[$1::text], 1, i.created_at, $13::text) END,
+             :"schema".wake(CASE WHEN $14::text IS NULL THEN ARRAY[$1::text]
+                                 ELSE :"schema".deliver(ARRAY[$1::text], 1, i.created_at, $14::text) END,
                             NULL::text[], NULL::bigint[])
            ELSE pg_notify('ferry:' || :'schema', $1::text)
          END AS done

@@ -1,0 +1,11 @@
+-- schedules with a change, the first statement of its transaction: one change of the schema's
+-- schedules at a time, across every process. The rows of the schedules named are locked next
+-- (schedules-lock.sql), but a schedule that does not exist yet has no row to lock: two calls
+-- creating one would each find none, and the second would write over the first as a new schedule
+-- (version 1 again, while a scheduler may have planned a fire from the first). A lock of its own,
+-- before the read, so that the read's snapshot holds whatever the call before committed. Advisory
+-- and transaction-scoped: nothing is written for it, and it goes with the commit. Fires do not take
+-- it: they lock the row they fire (functions/fire-schedule.sql).
+-- Params: none
+-- Returns: one row (nothing to read).
+SELECT pg_advisory_xact_lock(hashtext('ferry:schedules:' || :'schema'))
