@@ -9,6 +9,7 @@ import { test } from 'node:test'
 import { STORE_METHODS, ValidationError, wrapStore, type StoreCall } from '../../src/index.js'
 import { tempDatabase } from '../support/sqlite-harness.js'
 import { newJob } from '../support/store-harness.js'
+import { normalizeSchedule } from '../../src/core/schedule.js'
 
 interface Seen {
   method: StoreCall['method']
@@ -36,6 +37,7 @@ test('every Store method passes through the hook, with its params and result unc
   assert.deepEqual(store.capabilities, real.capabilities)
 
   const now = Date.now()
+  const SCHEDULE = { id: 'hourly', cron: '0 * * * *', job: { name: 'report' } }
   const lease = { leaseMs: 60_000, workerId: 'worker-1' }
   const calls: [StoreCall['method'], () => Promise<unknown>][] = [
     ['migrate', () => store.migrate()],
@@ -54,6 +56,11 @@ test('every Store method passes through the hook, with its params and result unc
     ['retry', () => store.retry({ allDead: true, now })],
     ['cancel', () => store.cancel({ ids: ['2'], now })],
     ['purge', () => store.purge({ state: 'dead', now: now + 1 })],
+    ['schedules', () => store.schedules({ put: [normalizeSchedule(SCHEDULE)], now })],
+    [
+      'fireSchedule',
+      () => store.fireSchedule({ id: 'hourly', version: 1, lastSlot: 0, toSlot: 0, jobs: [], now }),
+    ],
     ['control', () => store.control({ requestStop: true, now })],
     ['close', () => store.close()],
   ]
