@@ -65,13 +65,10 @@ import {
 import {
   checkFireScheduleParams,
   checkSchedulesParams,
-  fireMayProceed,
-  scheduleChanges,
-  scheduleRowAfter,
   toSchedule,
-  UNFINISHED_STATES,
   type ScheduleRow,
 } from '../kernel/schedules.js'
+import { changeScheduleRows, fireScheduleRows } from './schedule-rows.js'
 import { enqueueRows, type EnqueuedRows } from './enqueue-rows.js'
 import { type JobRow, toClaimedRow, toJob } from '../kernel/jobs.js'
 import { settleRows } from './settle-rows.js'
@@ -438,28 +435,13 @@ export class SqliteStore implements Store {
   async schedules(params: SchedulesParams = {}): Promise<SchedulesResult> {
     this.assertOpen('schedules')
     checkSchedulesParams(params)
-    const changes = scheduleChanges(params)
-    if (changes.length > 0) {
-      const changed = this.connection.write((lockedAt) => {
-        const at = params.now ?? lockedAt
-        let any = false
-        for (const { id, change } of changes) {
-          const current =
-            (this.connection.statement('schedule-get').get({ id }) as ScheduleRow | undefined) ?? null
-          const row = scheduleRowAfter(change, current, at)
-          if (row === current) continue
-          any = true
-          if (row === null) this.connection.statement('schedule-delete').run({ id })
-          else this.connection.statement('schedule-put').run(row)
-        }
-        if (any) this.connection.statement('schedules-version-bump').run()
-        return any
-      })
-      // Every worker's scheduler reloads: those of this process now, the others on the commit.
-      if (changed) {
-        this.hub.broadcast('notified')
-        this.fileWatch.ring()
-      }
+    const changed = this.connection.write((lockedAt) =>
+      changeScheduleRows(this.connection, params, params.now ?? lockedAt),
+    )
+    // Every worker's scheduler reloads: those of this process now, the others on the commit.
+    if (changed) {
+      this.hub.broadcast('notified')
+      this.fileWatch.ring()
     }
     return this.connection.read(() => ({
       schedules: (this.connection.statement('schedules-list').all() as ScheduleRow[]).map(toSchedule),
@@ -470,26 +452,9 @@ export class SqliteStore implements Store {
   async fireSchedule(params: FireScheduleParams): Promise<FireScheduleResult> {
     this.assertOpen('fireSchedule')
     checkFireScheduleParams(params)
-    const { id, toSlot, jobs, now } = params
-    const fired = this.connection.write((lockedAt): FireScheduleResult | EnqueuedRows => {
-      const row = (this.connection.statement('schedule-get').get({ id }) as ScheduleRow | undefined) ?? null
-      if (!fireMayProceed(row, params))
-        return { outcome: 'stale', schedule: row === null ? null : toSchedule(row) }
-      const fire = this.connection.statement('schedule-fire')
-      if (row.overlap === 'skip' && row.last_job_id !== null) {
-        const state = this.connection
-          .statement('schedule-last-job-state')
-          .pluck()
-          .get({ id: row.last_job_id })
-        if (UNFINISHED_STATES.includes(state as (typeof UNFINISHED_STATES)[number])) {
-          fire.run({ id, to_slot: toSlot, last_job_id: null })
-          return { outcome: 'overlap' }
-        }
-      }
-      const enqueued = enqueueRows(this.connection, jobs, now ?? lockedAt)
-      fire.run({ id, to_slot: toSlot, last_job_id: enqueued.results.at(-1)?.id ?? null })
-      return enqueued
-    })
+    const fired = this.connection.write((lockedAt) =>
+      fireScheduleRows(this.connection, params, params.now ?? lockedAt),
+    )
     if ('outcome' in fired) return fired
     this.wakeAfterEnqueue(fired)
     return { outcome: 'fired', ids: fired.results.map((result) => result.id) }
