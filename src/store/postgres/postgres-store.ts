@@ -522,7 +522,7 @@ export class PostgresStore implements Store {
     // This process's waiters at once; those of others by the NOTIFY of the change's commit.
     const queue = changedQueue(params)
     if (queue !== null && changeFreesWork(params)) this.waiting.enqueued([queue])
-    this.waiting.stopRequestedAt(record.stopRequestedAt, { wake: params.requestStop === true })
+    this.waiting.controlRead(record, { wake: params.requestStop === true })
     return record
   }
 

@@ -13,7 +13,7 @@ import type { Settlement } from '../../core/outcome.js'
 
 import { Deliveries, type DeliveryBackend, type DeliveryWaiter } from '../kernel/delivery.js'
 import { type JobRow, toClaimedRow } from '../kernel/jobs.js'
-import type { WaitParams, WaitResult } from '../store.js'
+import type { ControlRecord, WaitParams, WaitResult } from '../store.js'
 import { WakeHub } from '../wake-hub.js'
 import { settlementArrays } from './postgres-encoding.js'
 import { PostgresListener } from './postgres-listener.js'
@@ -29,6 +29,9 @@ export class PostgresWaiting implements DeliveryBackend {
   /** The last stop request this store has seen (read at open): a different one wakes every waiter,
    * even when its notification was sent before this store listened. */
   private knownStopAt: number | null = null
+  /** The schedules version as control() last read it (null before the first read): a different one
+   * wakes every waiter, as a stop request does, for a change notified before this store listened. */
+  private knownSchedulesVersion: number | null = null
 
   constructor(
     private readonly db: PostgresPool,
@@ -76,9 +79,13 @@ export class PostgresWaiting implements DeliveryBackend {
     if (this.deliveries.waitingForDelivery === 0) this.hub.notify(readyQueues)
   }
 
-  /** The stop request as control() read or made it; one this store did not know of wakes every waiter. */
-  stopRequestedAt(at: number | null, { wake }: { wake: boolean }): void {
-    this.knownStopAt = at
+  /** The control record as control() read or made it; `wake` wakes every waiter for its change. */
+  controlRead(
+    record: Pick<ControlRecord, 'stopRequestedAt' | 'schedulesVersion'>,
+    { wake }: { wake: boolean },
+  ): void {
+    this.knownStopAt = record.stopRequestedAt
+    this.knownSchedulesVersion = record.schedulesVersion
     if (wake) this.hub.broadcast('notified')
   }
 
@@ -169,14 +176,20 @@ export class PostgresWaiting implements DeliveryBackend {
       server_now: string
       stop_at: string | null
       registered: boolean
+      schedules_version: string | null
     }>(this.db.texts['wait-for-work'], [queues, ...register, names ?? null], 'wait-for-work')
     const receivedAt = Date.now()
     // The server read its clock between sending the query and receivedAt. Assume the latest moment,
     // so a due timer can only fire late (by at most the round trip), never before the job's runAt:
     // the midpoint woke a waiter 7 ms early on a loaded CI machine, only to find nothing due.
     this.clockOffsetMs = receivedAt - Number(row!.server_now)
-    const stopAt = row!.stop_at === null ? null : Number(row!.stop_at)
-    if (stopAt !== this.knownStopAt) this.stopRequestedAt(stopAt, { wake: true })
+    const stopRequestedAt = row!.stop_at === null ? null : Number(row!.stop_at)
+    const schedulesVersion = Number(row!.schedules_version ?? 0)
+    const schedulesChanged =
+      this.knownSchedulesVersion !== null && schedulesVersion !== this.knownSchedulesVersion
+    if (stopRequestedAt !== this.knownStopAt || schedulesChanged) {
+      this.controlRead({ stopRequestedAt, schedulesVersion }, { wake: true })
+    }
     this.hub.notify(row!.ready)
     this.armDue(row!.next_run_at === null ? null : Number(row!.next_run_at))
     return row!.registered

@@ -472,10 +472,12 @@ export class RedisStore implements Store {
       (string | null)[],
       string | null,
     ]
-    // What a worker reads after a wake-up: the stop request its waiters know of from now on. A
-    // request made here is left to its own wake-up ('x'), as every other process sees it.
-    if (params.requestStop !== true) this.waiting.stopRead(reply[0])
-    return toControlRecord(reply)
+    // What a worker reads after a wake-up: the stop request and schedules version its waiters know
+    // of from now on. A request made here is left to its own wake-up ('x'), as every other process
+    // sees it.
+    const record = toControlRecord(reply)
+    this.waiting.controlRead(reply[0], record.schedulesVersion, { stop: params.requestStop !== true })
+    return record
   }
 
   /** The jobs of these ids that exist, in the order asked: one HMGET each, pipelined. */

@@ -49,6 +49,9 @@ export class RedisWaiting implements DeliveryBackend {
    * subscribed. Read at the first subscription instead, a stop requested between a worker's first
    * wait and that read was taken as old, and the worker slept through it. */
   private stopSeen: string | null = null
+  /** The schedules version waiters last knew of, as control() read it (null before the first read):
+   * a change of schedules published before this store subscribed is caught as a stop request is. */
+  private schedulesVersionSeen: number | null = null
   /** The server's clock minus ours, from the last script that read TIME. */
   private clockOffsetMs = 0
 
@@ -65,9 +68,10 @@ export class RedisWaiting implements DeliveryBackend {
     return this.deliveries.wait(params)
   }
 
-  /** The stop key's text as control() read it. */
-  stopRead(at: string | null): void {
-    this.stopSeen = at
+  /** The stop key's text (unless `stop` is false) and the schedules version as control() read them. */
+  controlRead(stopAt: string | null, schedulesVersion: number, { stop }: { stop: boolean }): void {
+    if (stop) this.stopSeen = stopAt
+    this.schedulesVersionSeen = schedulesVersion
   }
 
   /**
@@ -153,7 +157,7 @@ export class RedisWaiting implements DeliveryBackend {
 
   /**
    * Looks at these queues once (lua/wait-for-work.lua), registering a waiter for deliveries when given
-   * one (and says whether it did): wakes the waiters if work is waiting there or a new stop was requested, else arms the
+   * one (and says whether it did): wakes the waiters if work is waiting there, a new stop was requested or schedules changed, else arms the
    * timer for the next due job.
    */
   private async checkQueues(
@@ -162,16 +166,17 @@ export class RedisWaiting implements DeliveryBackend {
     waiterId = '',
     registration = '',
   ): Promise<boolean> {
-    const [serverNow, waiting, nextDue, stopAt] = (await this.scripts.run('wait-for-work', undefined, [
-      waiterId,
-      registration,
-      String(names.length),
-      ...names,
-      ...queues,
-    ])) as [number, number, string, string | null]
+    const [serverNow, waiting, nextDue, schedulesVersion, stopAt = null] = (await this.scripts.run(
+      'wait-for-work',
+      undefined,
+      [waiterId, registration, String(names.length), ...names, ...queues],
+    )) as [number, number, string, string, (string | null)?]
     this.noteServerTime(serverNow, undefined)
-    if (stopAt !== this.stopSeen) {
+    const version = Number(schedulesVersion)
+    const schedulesChanged = this.schedulesVersionSeen !== null && version !== this.schedulesVersionSeen
+    if (stopAt !== this.stopSeen || schedulesChanged) {
       this.stopSeen = stopAt
+      this.schedulesVersionSeen = version
       this.hub.broadcast('notified')
     } else if (waiting === 1) this.hub.broadcast('notified')
     else if (nextDue !== '') this.hub.armDue(Number(nextDue), this.serverNow())

@@ -185,6 +185,16 @@ export function schedulesCases({ test }: ConformanceCases): void {
       assert.equal(await within(5 * SECOND, 'the wake-up', waiting), 'notified')
     })
 
+    // A worker reads the control record, then listens for changes at its first wait: a change made
+    // between the two was announced to nobody it could hear, and its scheduler would sleep through it.
+    test('a schedule changed since the control record was read wakes the first wait', async (h) => {
+      const peer = await h.openPeer()
+      await peer.control()
+      await h.store.schedules({ put: [definition('a')] })
+      const waiting = waitReason(peer, { queues: ['elsewhere'], timeoutMs: 3 * SECOND })
+      assert.equal(await within(5 * SECOND, 'the wake-up', waiting), 'notified')
+    })
+
     test('bad definitions are refused, naming the field, and nothing is written', async ({ store }) => {
       const cases: [unknown, string][] = [
         [definition('ok', { cron: 'every day' }), 'put[1].cron'],

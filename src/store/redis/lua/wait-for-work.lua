@@ -9,8 +9,9 @@
 --   FIRST + 2: the names count (0: every name), then the names (WaitParams.names: only ready jobs
 --   of these count, one ZCARD of each name's ready zset per queue), then the queues.
 -- Returns: { now, 1 if work is waiting else 0, the next due time or '' (the earliest runAt of a
---   scheduled job, or when a limit or a rate lets a job start: below), the stop key (the store
---   compares it with the last it knew of, to catch a stop request) }.
+--   scheduled job, or when a limit or a rate lets a job start: below), the schedules
+--   version and the stop key, last as it may be nil (the store compares both with the last it knew
+--   of, to catch a change of schedules or a stop request published before it subscribed) }.
 -- A due scheduled job counts whatever its name: the waiter's claim promotes it, so it is due once.
 -- The jobs of a queue the waiter's claim could take none of (paused, or at its concurrency limit
 -- or its rate: queue_gate, prelude.lua), and grouped jobs whose groups are all at a group limit
@@ -21,6 +22,7 @@
 -- the queue's own and its groups' as this look finds them, and the queue's rate_opens_at, which
 -- the last claim held back by a rate left (claim-core.lua). A time already past is no due time.
 local stop = redis.call('GET', K_STOP)
+local schedules_version = redis.call('GET', K_SCHEDULES_VERSION) or '0'
 local next_due = nil
 local function due(at)
   if at > NOW and (next_due == nil or at < next_due) then next_due = at end
@@ -83,17 +85,17 @@ for q, queue in ipairs(queues) do
     if gate.opens then due(gate.opens) end
   else
     if names == nil then
-      if redis.call('ZCARD', P_READY .. queue) > 0 then return { NOW, 1, '', stop } end
+      if redis.call('ZCARD', P_READY .. queue) > 0 then return { NOW, 1, '', schedules_version, stop } end
     else
       for _, name in ipairs(names) do
-        if redis.call('ZCARD', ready_name_key(queue, name)) > 0 then return { NOW, 1, '', stop } end
+        if redis.call('ZCARD', ready_name_key(queue, name)) > 0 then return { NOW, 1, '', schedules_version, stop } end
       end
     end
-    if group_work(queue, gate) then return { NOW, 1, '', stop } end
+    if group_work(queue, gate) then return { NOW, 1, '', schedules_version, stop } end
     local first = redis.call('ZRANGE', P_SCHEDULED .. queue, 0, 0, 'WITHSCORES')
     if first[2] then
       local at = tonumber(first[2])
-      if at <= NOW then return { NOW, 1, '', stop } end
+      if at <= NOW then return { NOW, 1, '', schedules_version, stop } end
       due(at)
     end
   end
@@ -102,4 +104,4 @@ if ARGV[FIRST] ~= '' then
   redis.set_repl(redis.REPL_NONE)
   redis.call('HSET', K_WAITERS, ARGV[FIRST], ARGV[FIRST + 1])
 end
-return { NOW, 0, next_due and string.format('%d', next_due) or '', stop }
+return { NOW, 0, next_due and string.format('%d', next_due) or '', schedules_version, stop }
