@@ -13,6 +13,7 @@
 import { CronSchedule, planFire } from '../core/cron.js'
 import { backoffMs } from '../core/backoff.js'
 import { firedJob, type ScheduleDefinition } from '../core/schedule.js'
+import { StoreUnavailableError } from '../core/errors.js'
 import type { JobId } from '../core/job.js'
 import type { Schedule, SchedulesResult, Store } from '../store/store.js'
 
@@ -59,18 +60,31 @@ export class Scheduler {
   /** The tick or reload running now: one at a time, so a fire never races a reload here. */
   private running: Promise<void> = Promise.resolve()
   private reloadWanted = false
+  /** The definitions given, until the store has them (start() may meet an unavailable store). */
+  private toPut: readonly ScheduleDefinition[] | null
   private failures = 0
   private stopped = false
 
   constructor(options: SchedulerOptions) {
     this.store = options.store
     this.options = options
+    this.toPut = options.schedules ?? []
   }
 
-  /** Writes the schedules given (additively) and loads every schedule of the store. */
+  /**
+   * Writes the schedules given (additively) and loads every schedule of the store. A store that is
+   * unavailable for now (a locked SQLite file, a PostgreSQL restart) fails nothing: the scheduler
+   * reports it and tries again after a backoff, as a worker's claims do. Any other error (a
+   * definition the store refuses) is thrown.
+   */
   async start(): Promise<void> {
-    const { schedules = [] } = this.options
-    this.load(await this.store.schedules(schedules.length === 0 ? {} : { put: schedules }))
+    try {
+      await this.putAndLoad()
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError && error.retryable)) throw error
+      this.options.onError?.(error)
+      this.arm(Date.now() + backoffMs(++this.failures, STORE_ERROR_BACKOFF))
+    }
   }
 
   /** Stops the timer and waits for a fire in flight. */
@@ -115,9 +129,16 @@ export class Scheduler {
   }
 
   private async reloadIfWanted(): Promise<void> {
-    if (!this.reloadWanted) return
+    if (!this.reloadWanted && this.toPut === null) return
     this.reloadWanted = false
-    this.load(await this.store.schedules())
+    await this.putAndLoad()
+  }
+
+  /** Loads every schedule of the store, writing the definitions given first until that has landed. */
+  private async putAndLoad(): Promise<void> {
+    const put = this.toPut ?? []
+    this.load(await this.store.schedules(put.length === 0 ? {} : { put }))
+    this.toPut = null
   }
 
   private load({ schedules, version }: SchedulesResult): void {

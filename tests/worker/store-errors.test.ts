@@ -86,3 +86,31 @@ test('a settlement that fails on a locked database is retried until it lands', a
   assert.equal(job.result, 'landed')
   assert.equal(job.attempts, 1)
 })
+
+test('a worker started on a locked database starts, and writes and fires its schedules once it is free', async (t) => {
+  const { store, path, openPeer } = await tempStore(t)
+  const workerStore = await openPeer({ busyTimeoutMs: 10 })
+  const lock = holdWriteLock(t, path)
+
+  const { worker, errors } = createWorker(t, {
+    store: workerStore,
+    schedules: [{ id: 'tick', cron: '* * * * * *', job: { name: 'tick', payload: null } }],
+    handlers: { tick: () => 'ticked' },
+  })
+  defer(t, lock.release) // before the worker is stopped
+  const failed = waitForEvent(worker, 'worker:error', () => errors.length >= 2, 5000)
+  await worker.start()
+  await failed
+  assertBusy(errors)
+  assert.deepEqual((await store.schedules()).schedules, [], 'nothing written while locked')
+
+  const completed = waitForEvent(worker, 'job:completed', () => true, 15_000)
+  lock.release()
+  const [job, result] = await completed
+  assert.equal(job.schedule?.id, 'tick')
+  assert.equal(result, 'ticked')
+  assert.deepEqual(
+    (await store.schedules()).schedules.map((schedule) => schedule.id),
+    ['tick'],
+  )
+})

@@ -65,6 +65,7 @@ import {
 import {
   checkFireScheduleParams,
   checkSchedulesParams,
+  scheduleChanges,
   toSchedule,
   type ScheduleRow,
 } from '../kernel/schedules.js'
@@ -435,9 +436,10 @@ export class SqliteStore implements Store {
   async schedules(params: SchedulesParams = {}): Promise<SchedulesResult> {
     this.assertOpen('schedules')
     checkSchedulesParams(params)
-    const changed = this.connection.write((lockedAt) =>
-      changeScheduleRows(this.connection, params, params.now ?? lockedAt),
-    )
+    // A call that changes nothing (a scheduler's load) only reads: it must not wait for the write lock.
+    const changed =
+      scheduleChanges(params).length > 0 &&
+      this.connection.write((lockedAt) => changeScheduleRows(this.connection, params, params.now ?? lockedAt))
     // Every worker's scheduler reloads: those of this process now, the others on the commit.
     if (changed) {
       this.hub.broadcast('notified')
