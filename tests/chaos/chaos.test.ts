@@ -1,29 +1,18 @@
 /**
- * CI's chaos run: `npm run chaos` on each store for 20 s of faults with a fixed seed, and the
- * checker's verdict. The PostgreSQL run needs the test server (a database of its own is made and
- * dropped there), the Redis run the redis-server binary (it starts a server of its own with AOF
- * always); outside CI a run that cannot have them is skipped, saying why, and under CI it fails.
+ * CI's chaos run: `npm run chaos` on each store of CHAOS_STORES (run-chaos.ts) for 20 s of faults
+ * with a fixed seed, and the checker's verdict.
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 
-import { postgresUnreachableReason } from '../support/postgres-harness.js'
-import { ownServerOptions } from '../support/redis-harness.js'
-import { skipUnlessAvailable } from '../support/services.js'
-import { runChaosMain, tableCount } from './run-chaos.js'
+import { CHAOS_STORES, runChaosMain, tableCount } from './run-chaos.js'
 
 const SEED = '20261130'
 const DURATION = '20s'
 /** Faults, the drain (about 15 s here under load) and start-up, with room to spare. */
 const TIMEOUT_MS = 240_000
 
-const RUNS: { store: string; skip: string | undefined }[] = [
-  { store: 'sqlite', skip: undefined },
-  { store: 'postgres', skip: skipUnlessAvailable(await postgresUnreachableReason()).skip },
-  { store: 'redis', skip: ownServerOptions().skip },
-]
-
-for (const { store, skip } of RUNS) {
+for (const { store, skip } of CHAOS_STORES) {
   test(
     `${DURATION} of kills and freezes on ${store} (seed ${SEED}) break no invariant`,
     { skip, timeout: TIMEOUT_MS + 10_000 },

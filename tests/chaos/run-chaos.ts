@@ -6,7 +6,22 @@ import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 
 import { within } from '../support/async.js'
+import { postgresUnreachableReason } from '../support/postgres-harness.js'
 import { REPO_ROOT } from '../support/processes.js'
+import { ownServerOptions } from '../support/redis-harness.js'
+import { skipUnlessAvailable } from '../support/services.js'
+
+/**
+ * The stores a chaos run goes on, each with why it is skipped (undefined: it runs). PostgreSQL needs
+ * the test server (a database of its own is made and dropped there), Redis the redis-server binary
+ * (a server of its own with AOF always); outside CI a run that cannot have them is skipped, saying
+ * why, and under CI it fails.
+ */
+export const CHAOS_STORES: readonly { store: string; skip: string | undefined }[] = [
+  { store: 'sqlite', skip: undefined },
+  { store: 'postgres', skip: skipUnlessAvailable(await postgresUnreachableReason()).skip },
+  { store: 'redis', skip: ownServerOptions().skip },
+]
 
 export interface ChaosOutput {
   code: number | null

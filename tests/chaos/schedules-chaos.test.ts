@@ -1,21 +1,18 @@
 /**
- * CI's schedules chaos run: `npm run chaos -- --schedules` for 25 s of kills with a fixed seed, and
- * the checker's verdict. SQLite only for now: the PostgreSQL and Redis stores join this list (as
- * in chaos.test.ts) once their schedules land.
+ * CI's schedules chaos run: `npm run chaos -- --schedules` on each store of CHAOS_STORES
+ * (run-chaos.ts) for 25 s of kills with a fixed seed, and the checker's verdict.
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 
-import { runChaosMain, tableCount } from './run-chaos.js'
+import { CHAOS_STORES, runChaosMain, tableCount } from './run-chaos.js'
 
 const SEED = '20261203'
 const DURATION = '25s'
 /** The kills, the settle (about 6 s) and start-up, with room to spare. */
 const TIMEOUT_MS = 120_000
 
-const RUNS: { store: string; skip: string | undefined }[] = [{ store: 'sqlite', skip: undefined }]
-
-for (const { store, skip } of RUNS) {
+for (const { store, skip } of CHAOS_STORES) {
   test(
     `${DURATION} of scheduler kills on ${store} (seed ${SEED}) fire every slot as its missed policy says`,
     { skip, timeout: TIMEOUT_MS + 10_000 },
