@@ -67,46 +67,55 @@ export function checkChangeJobsParams(
   if (now !== undefined) assertInstant(now, 'now')
   const seen = new Set<string>()
   return changes.map((change: JobChange, i) => {
-    const field = `changes[${i}]`
-    assertKnownKeys(change, CHANGE_KEYS, field)
-    const { id } = change
-    if (typeof id !== 'string' || id === '') {
-      throw new ValidationError('invalid_option', `${field}.id`, 'must be the id of a job')
+    const checked = checkJobChange(change, `changes[${i}]`, { maxPayloadBytes, isJobId })
+    if (seen.has(change.id)) {
+      throw new ValidationError('invalid_option', `changes[${i}].id`, `names job ${change.id} twice`)
     }
-    if (seen.has(id)) throw new ValidationError('invalid_option', `${field}.id`, `names job ${id} twice`)
-    seen.add(id)
-    const given = (key: keyof JobChange): boolean => change[key] !== undefined
-    if (!FIELDS.some((key) => given(key as keyof JobChange))) {
-      throw new ValidationError('invalid_option', field, `must change at least one of ${FIELDS.join(', ')}`)
-    }
-    const { priority, runAt, maxAttempts } = change
-    if (priority !== undefined) {
-      assertInteger(
-        priority,
-        `${field}.priority`,
-        { min: PRIORITY_MIN, max: PRIORITY_MAX },
-        'invalid_priority',
-      )
-    }
-    if (maxAttempts !== undefined) {
-      assertInteger(
-        maxAttempts,
-        `${field}.maxAttempts`,
-        { min: 1, max: MAX_ATTEMPTS_LIMIT },
-        'invalid_max_attempts',
-      )
-    }
-    return {
-      id: isJobId(id) ? id : null,
-      priority: priority ?? null,
-      runAt: runAt === undefined ? null : toInstant(runAt, `${field}.runAt`),
-      // null is a payload like any other: only an absent one keeps the job's.
-      payload: given('payload')
-        ? serializePayload(change.payload, `${field}.payload`, maxPayloadBytes)
-        : null,
-      maxAttempts: maxAttempts ?? null,
-    }
+    seen.add(change.id)
+    return checked
   })
+}
+
+/**
+ * One change checked, its fields named under `field` (`changes[3]`, or '' for a change given on
+ * its own: `priority`, `payload.user`). Refuses a change that changes nothing.
+ */
+export function checkJobChange(
+  change: JobChange,
+  field: string,
+  {
+    maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES,
+    isJobId,
+  }: { maxPayloadBytes?: number; isJobId: (id: unknown) => boolean },
+): CheckedChange {
+  const at = (key: string): string => (field === '' ? key : `${field}.${key}`)
+  assertKnownKeys(change, CHANGE_KEYS, field)
+  const { id, priority, runAt, maxAttempts } = change
+  if (typeof id !== 'string' || id === '') {
+    throw new ValidationError('invalid_option', at('id'), 'must be the id of a job')
+  }
+  const given = (key: keyof JobChange): boolean => change[key] !== undefined
+  if (!FIELDS.some((key) => given(key as keyof JobChange))) {
+    throw new ValidationError(
+      'invalid_option',
+      field === '' ? 'changes' : field,
+      `must change at least one of ${FIELDS.join(', ')}`,
+    )
+  }
+  if (priority !== undefined) {
+    assertInteger(priority, at('priority'), { min: PRIORITY_MIN, max: PRIORITY_MAX }, 'invalid_priority')
+  }
+  if (maxAttempts !== undefined) {
+    assertInteger(maxAttempts, at('maxAttempts'), { min: 1, max: MAX_ATTEMPTS_LIMIT }, 'invalid_max_attempts')
+  }
+  return {
+    id: isJobId(id) ? id : null,
+    priority: priority ?? null,
+    runAt: runAt === undefined ? null : toInstant(runAt, at('runAt')),
+    // null is a payload like any other: only an absent one keeps the job's.
+    payload: given('payload') ? serializePayload(change.payload, at('payload'), maxPayloadBytes) : null,
+    maxAttempts: maxAttempts ?? null,
+  }
 }
 
 /**
