@@ -172,10 +172,10 @@ test('a file of schema version 4 migrates with every job kept as it was, ids giv
       'ferry_jobs_active_grouped',
       'ferry_jobs_deadline',
       'ferry_jobs_finished',
+      'ferry_jobs_held_unique_key',
       'ferry_jobs_ready_by_name',
       'ferry_jobs_ready_grouped',
       'ferry_jobs_scheduled',
-      'ferry_jobs_unique_key',
     ],
   )
   const results = await store.enqueue({ jobs: [newJob(), newJob({ uniqueKey: 'held' })] })

@@ -10,6 +10,7 @@ import type { NewJob } from '../../core/job.js'
 import type { EnqueueResult } from '../store.js'
 import { deadlineOf } from '../kernel/jobs.js'
 import { metaOf } from '../kernel/job-meta.js'
+import { throttleEnded, uniqueExpiresAtOf, uniqueUntilOf } from '../kernel/unique-keys.js'
 import type { SqliteConnection, Statement } from './sqlite-connection.js'
 
 /**
@@ -162,28 +163,37 @@ function enqueueOne(
   const runAt = job.runAt ?? at + job.delayMs
   // A held key: nothing is inserted, and the state must not count as a wake-up (stateOf would).
   const ready = runAt <= at
-  const { changes, lastInsertRowid } = connection
-    .statement('enqueue')
-    .run(
-      job.queue,
-      job.name,
-      job.payload,
-      ready ? 'ready' : 'scheduled',
-      job.priority,
-      runAt,
-      job.maxAttempts,
-      job.timeoutMs,
-      job.uniqueKey,
-      job.group,
-      deadlineOf(job, at),
-      at,
-      at,
-      metaOf(job),
-    )
-  if (changes === 0) {
-    const holder = connection.statement('enqueue-find-unique').pluck().get({ unique_key: job.uniqueKey })
-    return { id: String(holder as number), created: false }
+  const params = [
+    job.queue,
+    job.name,
+    job.payload,
+    ready ? 'ready' : 'scheduled',
+    job.priority,
+    runAt,
+    job.maxAttempts,
+    job.timeoutMs,
+    job.uniqueKey,
+    job.group,
+    deadlineOf(job, at),
+    at,
+    at,
+    metaOf(job),
+    job.uniqueKey,
+    uniqueUntilOf(job),
+    uniqueExpiresAtOf(job, at),
+  ]
+  const insert = connection.statement('enqueue')
+  let inserted = insert.run(params)
+  if (inserted.changes === 0) {
+    const holder = connection.statement('enqueue-find-unique').get({ unique_key: job.uniqueKey }) as {
+      id: number
+      unique_expires_at: number | null
+    }
+    if (!throttleEnded(holder.unique_expires_at, at)) return { id: String(holder.id), created: false }
+    // A throttle's window has ended: the key is free, and this job takes it in the same transaction.
+    connection.statement('enqueue-free-unique').run({ id: holder.id })
+    inserted = insert.run(params)
   }
   stateOf(job, runAt)
-  return { id: String(lastInsertRowid), created: true }
+  return { id: String(inserted.lastInsertRowid), created: true }
 }
