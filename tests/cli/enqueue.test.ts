@@ -239,3 +239,38 @@ test('a duplicate --unique-key prints the existing id and says nothing was added
   )
   assert.equal((await store.listJobs({})).jobs.length, 1)
 })
+
+test('--unique-until started frees the key once a worker claims the job; --unique-for holds it for a window', async (t) => {
+  const db = tempDatabase(t)
+  const store = await db.open()
+  const sync = (): ReturnType<typeof runCli> =>
+    runCli(db.url, ['enqueue', 'sync', '--unique-key', 'sync-1', '--unique-until', 'started'])
+  const first = await sync()
+  assert.equal(first.code, 0, first.stderr)
+  assert.equal((await sync()).stdout, first.stdout, 'held while the job waits')
+  await store.claim({ queues: ['default'], limit: 1, leaseMs: 60_000, workerId: 'w' })
+  const after = await sync()
+  assert.equal(after.code, 0, after.stderr)
+  assert.notEqual(after.stdout, first.stdout, 'a new job once the first started')
+
+  const ping = (): ReturnType<typeof runCli> =>
+    runCli(db.url, ['enqueue', 'ping', '--unique-key', 'ping', '--unique-for', '1h'])
+  const throttled = await ping()
+  assert.equal(throttled.code, 0, throttled.stderr)
+  assert.equal((await getJob(store, throttled.stdout.trim()))!.uniqueKey, 'ping')
+  const within = await ping()
+  assert.equal(within.stdout, throttled.stdout)
+  assert.match(within.stderr, /nothing was added/)
+})
+
+test('a bad --unique-until, or --unique-for without --unique-key, is refused naming the option, and adds nothing', async (t) => {
+  const db = tempDatabase(t)
+  const bad = await runCli(db.url, ['enqueue', 'sync', '--unique-key', 'k', '--unique-until', 'done'])
+  assert.equal(bad.code, 2, 'a usage error')
+  assert.match(bad.stderr, /uniqueUntil: must be one of 'purged', 'finished', 'started' \(got "done"\)/)
+  const alone = await runCli(db.url, ['enqueue', 'sync', '--unique-for', '10s'])
+  assert.equal(alone.code, 2)
+  assert.match(alone.stderr, /uniqueForMs: needs a uniqueKey/)
+  const store = await db.open()
+  assert.deepEqual(await allJobs(store), [])
+})

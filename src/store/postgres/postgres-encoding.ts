@@ -9,6 +9,7 @@ import type { Delivery } from '../kernel/delivery.js'
 import { jobIdCheck } from '../kernel/job-ids.js'
 import { metaOf } from '../kernel/job-meta.js'
 import { toClaimedRow, type JobRow } from '../kernel/jobs.js'
+import { uniqueUntilOf } from '../kernel/unique-keys.js'
 import { foldResults } from '../kernel/settlements.js'
 import type { EnqueueResult, SettleResult } from '../store.js'
 
@@ -231,6 +232,25 @@ export function binaryEnqueueArrays(jobs: readonly NewJob[]): unknown[] {
     metas ? binaryTextArray(jobs.map(metaOf)) : null,
   )
   return arrays
+}
+
+/**
+ * sql/enqueue.sql's last two arrays, after now and the token base: each job's unique key mode and
+ * throttle window (kernel/unique-keys.ts), each null as a whole when no job of the batch has one,
+ * so that a batch of ordinary jobs sends nothing more. pg's plain arrays: only keyed jobs have them.
+ */
+export function uniqueModeArrays(
+  jobs: readonly NewJob[],
+): [(string | null)[] | null, (number | null)[] | null] {
+  let modes = false
+  let windows = false
+  for (let i = 0; i < jobs.length; i++) {
+    const job = jobs[i]!
+    if (job.uniqueKey === null) continue
+    modes ||= uniqueUntilOf(job) !== null
+    windows ||= job.uniqueForMs != null
+  }
+  return [modes ? jobs.map(uniqueUntilOf) : null, windows ? jobs.map((job) => job.uniqueForMs ?? null) : null]
 }
 
 /** Between the texts of a column in sql/enqueue-joined.sql: no queue or job name, and no JSON text, holds it. */
