@@ -7,7 +7,10 @@ import { test } from 'node:test'
 
 import {
   cancelJobs,
+  changeJob,
   createClient,
+  JobNotChangeableError,
+  JobNotFoundError,
   getJob,
   getStats,
   listJobs,
@@ -119,4 +122,53 @@ test('withStore closes the store whether its work returns or throws', async (t) 
     failure,
   )
   await assert.rejects(opened!.stats(), { code: 'store_closed' })
+})
+
+test('changeJob returns the job as changed, and names a bad field as given', async (t) => {
+  const store = await tempDatabase(t).open()
+  const { id } = await createClient({ store }).enqueue('task', { n: 1 }, { delayMs: 3_600_000 })
+  const runAt = new Date(Date.now() - 1000)
+  const job = await changeJob(store, id, { priority: 3, runAt, payload: { n: 2 }, maxAttempts: 4 })
+  assert.deepEqual(
+    [job.state, job.priority, job.runAt, job.payload, job.maxAttempts],
+    ['ready', 3, runAt.getTime(), { n: 2 }, 4],
+  )
+  const refused = async (call: Promise<unknown>, field: string): Promise<void> => {
+    await assert.rejects(call, (error: unknown) => error instanceof ValidationError && error.field === field)
+  }
+  await refused(changeJob(store, id, { priority: 0.5 }), 'priority')
+  await refused(
+    changeJob(store, id, { payload: { big: 'x'.repeat(50) } }, { maxPayloadBytes: 20 }),
+    'payload',
+  )
+  await refused(changeJob(store, id, {}), 'changes')
+  await refused(changeJob(store, id, { runAt: new Date(Number.NaN) }), 'runAt')
+  await refused(changeJob(store, 'x1', { priority: 1 }), 'id')
+  assert.equal((await getJob(store, { id }))?.priority, 3)
+})
+
+test('changeJob refuses an unknown job with JobNotFoundError and a started one with JobNotChangeableError', async (t) => {
+  const store = await tempDatabase(t).open()
+  const client = createClient({ store })
+  await assert.rejects(
+    changeJob(store, '999', { priority: 1 }),
+    (error: unknown) => error instanceof JobNotFoundError && error.code === 'job_not_found',
+  )
+  const { id: active } = await client.enqueue('task', null)
+  await store.claim({ queues: ['default'], limit: 1, leaseMs: 60_000, workerId: 'worker-1' })
+  await assert.rejects(changeJob(store, active, { priority: 1 }), (error: unknown) => {
+    assert.ok(error instanceof JobNotChangeableError)
+    assert.equal(error.code, 'job_not_changeable')
+    assert.equal(error.jobId, active)
+    assert.equal(error.state, 'active')
+    assert.match(error.message, new RegExp(`^job ${active} is active: only a job that has not started`))
+    return true
+  })
+  const { id: dead } = await client.enqueue('task', null)
+  await cancelJobs(store, { ids: [dead] })
+  await assert.rejects(
+    changeJob(store, dead, { runAt: Date.now() }),
+    (error: unknown) => error instanceof JobNotChangeableError && error.state === 'dead',
+  )
+  assert.equal((await getJob(store, { id: active }))?.priority, 0)
 })

@@ -17,10 +17,13 @@ export {
 export {
   retryJobs,
   cancelJobs,
+  changeJob,
   purgeJobs,
   stopWorkers,
   type RetryJobsResult,
   type CancelJobsResult,
+  type ChangeJobOptions,
+  type JobChanges,
   type PurgeJobsResult,
   type StopWorkersParams,
   type StopWorkersResult,

@@ -1,9 +1,20 @@
-// The admin operations that change jobs or workers: what `ferry retry`, `cancel`, `purge` and
-// `stop-workers` do, and a dashboard's bulk actions. Each takes an open store and the store's own
+// The admin operations that change jobs or workers: what `ferry retry`, `cancel`, `purge`,
+// `jobs change` and `stop-workers` do, and a dashboard's bulk actions. Each takes an open store and the store's own
 // params, refuses bad ones before anything changes (a malformed job id included, which the store
 // would skip in silence), and says what it did as plain data.
+import { JobNotChangeableError, JobNotFoundError } from '../core/errors.js'
+import type { Job, JobId } from '../core/job.js'
+import { checkJobChange } from '../store/kernel/change-jobs.js'
 import { checkCancelParams, checkControlParams, checkPurgeParams, checkRetryParams } from '../store/params.js'
-import type { CancelParams, ControlParams, PurgeParams, RetryParams, Store } from '../store/store.js'
+import type {
+  CancelParams,
+  ControlParams,
+  JobChange,
+  PurgeParams,
+  RetryParams,
+  Store,
+} from '../store/store.js'
+import { getJob } from './inspect.js'
 import { assertJobIds } from './job-ids.js'
 
 export interface RetryJobsResult {
@@ -28,6 +39,47 @@ export async function cancelJobs(store: Store, params: CancelParams): Promise<Ca
   checkCancelParams(params)
   assertJobIds(params.ids, 'ids')
   return { cancelledCount: await store.cancel(params) }
+}
+
+/** What changeJob may change of a job: each field given replaces the job's, at least one must be. */
+export interface JobChanges extends Omit<JobChange, 'id' | 'runAt'> {
+  /** A Date or epoch ms; at or before now, the job is ready at once (run now). */
+  runAt?: Date | number
+}
+
+export interface ChangeJobOptions {
+  /** The largest payload accepted, in bytes of JSON, as the Client's option. Default 1 MiB. */
+  maxPayloadBytes?: number
+}
+
+/**
+ * Changes a job that has not started (scheduled or ready): its priority, run time, payload or
+ * maxAttempts, in one atomic step with the workers' claims. Returns the job as changed.
+ * JobNotFoundError when there is no such job; JobNotChangeableError, nothing written, when it is
+ * active (a worker holds it) or finished.
+ */
+export async function changeJob(
+  store: Store,
+  id: JobId,
+  changes: JobChanges,
+  { maxPayloadBytes }: ChangeJobOptions = {},
+): Promise<Job> {
+  assertJobIds([id], 'id')
+  const { runAt } = changes
+  const change: JobChange = {
+    ...changes,
+    id,
+    ...(runAt instanceof Date ? { runAt: runAt.getTime() } : {}),
+  } as JobChange
+  // Checked here too, so that a bad field is named as given (`priority`, not `changes[0].priority`).
+  checkJobChange(change, '', { maxPayloadBytes, isJobId: () => true })
+  const [result] = (await store.changeJobs({ changes: [change], maxPayloadBytes })).results
+  if (result === 'not_found') throw new JobNotFoundError(id)
+  const job = await getJob(store, { id })
+  // Gone in between: purged since it finished, the change was refused or not.
+  if (job === null) throw new JobNotFoundError(id)
+  if (result === 'not_changeable') throw new JobNotChangeableError(id, job.state)
+  return job
 }
 
 export interface PurgeJobsResult {

@@ -6,6 +6,7 @@
 export type FerryErrorCode =
   | ValidationErrorCode
   | 'job_not_found'
+  | 'job_not_changeable'
   | 'schedule_not_found'
   | 'job_locked'
   | 'store_closed'
@@ -53,6 +54,29 @@ export class JobNotFoundError extends FerryError {
   constructor(jobId: string) {
     super('job_not_found', `job ${jobId} does not exist`)
     this.jobId = jobId
+  }
+}
+
+/**
+ * A job that has started (a worker holds it: active) or finished (completed, dead) cannot be
+ * changed: only one still in line (scheduled or ready) can. Nothing was written.
+ */
+export class JobNotChangeableError extends FerryError {
+  readonly jobId: string
+  /** The job's state when the change was refused. */
+  readonly state: string
+
+  constructor(jobId: string, state: string) {
+    const why =
+      state === 'active'
+        ? 'a worker is running it; cancel it, or change the job once it is back in line'
+        : 'it has finished; `ferry retry` runs a dead job again'
+    super(
+      'job_not_changeable',
+      `job ${jobId} is ${state}: only a job that has not started (scheduled or ready) can be changed (${why})`,
+    )
+    this.jobId = jobId
+    this.state = state
   }
 }
 

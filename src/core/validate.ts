@@ -461,7 +461,8 @@ function integerKindOf({ min = -Infinity, max = Infinity }: IntegerRange): strin
   return min === -Infinity ? `an integer of at most ${max}` : `an integer from ${min} to ${max}`
 }
 
-function toInstant(value: unknown, field: string): number {
+/** An instant a producer gives (a Date or epoch milliseconds), checked, as whole milliseconds. */
+export function toInstant(value: unknown, field: string): number {
   const ms = value instanceof Date ? value.getTime() : value
   if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0 || ms > MAX_TIMESTAMP) {
     throw new ValidationError(

@@ -316,6 +316,50 @@ export interface CancelParams {
   now?: number
 }
 
+export interface ChangeJobsParams {
+  /** One change per job, in the order their results come back; a job named twice is refused. */
+  changes: readonly JobChange[]
+  /** The largest payload accepted, in bytes of JSON, as the Client's option. Default 1 MiB. */
+  maxPayloadBytes?: number
+  now?: number
+}
+
+/**
+ * What to change of one job that has not started (scheduled or ready): each field given replaces
+ * the job's, at least one must be. Checked as enqueue checks its options.
+ */
+export interface JobChange {
+  id: JobId
+  /** Integer; higher runs first. The job takes its new place in line at once. */
+  priority?: number
+  /**
+   * Epoch ms. At or before now, the job is ready at once (a scheduled job runs now); later, it
+   * waits until then (a ready job goes back to scheduled). A run time past the job's start
+   * deadline (expiresAt) ends it as expired then, as for any job not started by its deadline.
+   */
+  runAt?: number
+  /** The new payload: a JSON value, refused as enqueue refuses one. */
+  payload?: unknown
+  /**
+   * Attempts before the job is dead, the first included. Set below the attempts already used, the
+   * job still runs the attempt it is queued for (it is in line for it); a failure then ends it.
+   */
+  maxAttempts?: number
+}
+
+/**
+ * - `ok`: changed
+ * - `not_found`: no job has that id
+ * - `not_changeable`: the job has started (active: its worker holds a lease on it as it is) or
+ *   finished (completed, dead): nothing written
+ */
+export type ChangeJobResult = 'ok' | 'not_found' | 'not_changeable'
+
+export interface ChangeJobsResult {
+  /** One per change, in input order. */
+  results: ChangeJobResult[]
+}
+
 export interface PurgeParams {
   state: 'completed' | 'dead'
   /** Only jobs that finished at least this long ago. */
@@ -408,7 +452,7 @@ export interface ControlRecord {
 }
 
 /**
- * The 17 methods every backend implements. What a store can do beyond the common ground is said
+ * The 18 methods every backend implements. What a store can do beyond the common ground is said
  * by `capabilities` alone, and asked for by a param (`tx`, `claim`, `delivered`): a store without
  * the capability refuses that param with a ValidationError, so a wrapper (wrapStore) never needs
  * to know which store it wraps.
@@ -465,6 +509,12 @@ export interface Store {
   cancel(params: CancelParams): Promise<number>
   /** Deletes finished jobs; returns how many. */
   purge(params: PurgeParams): Promise<number>
+  /**
+   * Changes jobs that have not started, each in one atomic step with claims: a job claimed first
+   * is 'not_changeable', a job changed first is claimed as changed. Wakes the waiters of queues
+   * where a change made a job ready now, as an enqueue does.
+   */
+  changeJobs(params: ChangeJobsParams): Promise<ChangeJobsResult>
 
   // schedules
   /**
@@ -501,6 +551,7 @@ export const STORE_METHODS = [
   'retry',
   'cancel',
   'purge',
+  'changeJobs',
   'schedules',
   'fireSchedule',
   'control',

@@ -15,6 +15,7 @@ import { describe, it } from 'node:test'
 import { ValidationError } from '../../src/core/errors.js'
 import type { CreateHarness, StoreHarness } from '../support/store-harness.js'
 import { adminCases } from './store/admin.js'
+import { changeJobsCases } from './store/change-jobs.js'
 import { claimCases } from './store/claim.js'
 import { enqueueCases } from './store/enqueue.js'
 import { LEASE_MS, type ConformanceCases } from './store/kit.js'
@@ -54,6 +55,7 @@ const AREAS: readonly ((cases: ConformanceCases) => void)[] = [
   schedulesCases,
   uniqueModesCases,
   adminCases,
+  changeJobsCases,
   lifecycleCases,
 ]
 

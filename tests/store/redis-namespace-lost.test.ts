@@ -205,6 +205,7 @@ await whenAvailable(redisUnreachableReason(), () => {
           ['cancel', (s) => s.cancel({ ids: [id] })],
           ['retry', (s) => s.retry({ allDead: true })],
           ['purge', (s) => s.purge({ state: 'completed' })],
+          ['changeJobs', (s) => s.changeJobs({ changes: [{ id, priority: 1 }] })],
           ['stats', (s) => s.stats()],
           ['listJobs', (s) => s.listJobs()],
           ['requestStop', (s) => s.control({ requestStop: true })],

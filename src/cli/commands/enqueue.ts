@@ -112,12 +112,7 @@ export function registerEnqueue(program: Command): void {
         if (flags.queue !== undefined) options.queue = flags.queue
         if (flags.priority !== undefined) options.priority = toNumber(flags.priority)
         if (flags.delay !== undefined) options.delayMs = parseDuration(flags.delay, '--delay')
-        // Digits alone are epoch milliseconds, as a number is in a --stdin line.
-        if (flags.runAt !== undefined) {
-          options.runAt = (
-            /^\d+$/.test(flags.runAt) ? Number(flags.runAt) : toRunAt(flags.runAt, '--run-at')
-          ) as number
-        }
+        if (flags.runAt !== undefined) options.runAt = parseRunAtFlag(flags.runAt, '--run-at')
         if (flags.maxAttempts !== undefined) options.maxAttempts = toNumber(flags.maxAttempts)
         if (flags.timeout !== undefined) options.timeoutMs = parseDuration(flags.timeout, '--timeout')
         if (flags.uniqueKey !== undefined) options.uniqueKey = flags.uniqueKey
@@ -404,6 +399,11 @@ function jobFromLine(line: string): JobSpec {
 }
 
 /** ISO 8601 text or epoch milliseconds; anything else is left for validation to refuse by name. */
+/** A --run-at flag: digits alone are epoch milliseconds, as a number is in a --stdin line. */
+export function parseRunAtFlag(text: string, field: string): number {
+  return (/^\d+$/.test(text) ? Number(text) : toRunAt(text, field)) as number
+}
+
 function toRunAt(value: unknown, field: string): unknown {
   if (typeof value !== 'string') return value
   const ms = Date.parse(value)

@@ -1,10 +1,18 @@
 import type { Command } from 'commander'
 import { getJob, listJobs, LIST_LIMIT_DEFAULT } from '../../admin/inspect.js'
 import { assertJobIds } from '../../admin/job-ids.js'
+import { changeJob, type JobChanges } from '../../admin/manage.js'
 import { withStore } from '../../admin/with-store.js'
 import { JobNotFoundError, ValidationError } from '../../core/errors.js'
 import { JOB_STATES, type Job, type JobBackoff, type JobError, type JobState } from '../../core/job.js'
-import { assertName, parseInteger } from '../../core/validate.js'
+import { parseDuration } from '../../core/duration.js'
+import {
+  assertName,
+  MAX_ATTEMPTS_LIMIT,
+  parseInteger,
+  PRIORITY_MAX,
+  PRIORITY_MIN,
+} from '../../core/validate.js'
 import type { ListJobsParams } from '../../store/store.js'
 import {
   formatDuration,
@@ -17,6 +25,17 @@ import {
   type Color,
 } from '../format.js'
 import { existingStore } from '../open.js'
+import { parsePayload, parseRunAtFlag } from './enqueue.js'
+
+interface ChangeFlags {
+  priority?: string
+  runAt?: string
+  delay?: string
+  runNow?: boolean
+  payload?: string
+  maxAttempts?: string
+  json?: boolean
+}
 
 interface JobsFlags {
   state?: string
@@ -95,6 +114,60 @@ export function registerJobs(program: Command): void {
       // `ferry jobs show 7 --json`: commander hands a --json after the id to `jobs`, which has one too.
       const json = flags.json === true || jobs.opts<JobsFlags>().json === true
       process.stdout.write(json ? formatJson(jobToJson(job)) : describeJob(job, Date.now()))
+    })
+
+  jobs
+    .command('change')
+    .description(
+      'change a job that has not started (scheduled or ready): priority, run time, payload, attempts',
+    )
+    .argument('<id>', 'job id')
+    .option('--priority <n>', 'integer, higher runs first: the job moves to its new place in line')
+    .option('--run-at <instant>', 'run no earlier than this: ISO 8601 (2030-01-31T09:00:00Z) or epoch ms')
+    .option('--delay <duration>', 'run no earlier than this from now: 500ms, 5s, 10m, 2h, 1d')
+    .option('--run-now', 'run it now (a scheduled job becomes ready)')
+    .option('--payload <json>', 'replace the payload with this JSON')
+    .option('--max-attempts <n>', 'attempts before the job is dead, the first included')
+    .option('--json', 'print the changed job as a JSON object (shape in docs/cli.md)')
+    .action(async (id: string, flags: ChangeFlags, command: Command) => {
+      // Checked before the store is opened, as every flag is: a typo needs no connection to report.
+      assertJobIds([id], 'id')
+      const times = [flags.runAt && '--run-at', flags.delay && '--delay', flags.runNow && '--run-now']
+      const given = times.filter((flag) => typeof flag === 'string')
+      if (given.length > 1)
+        command.error(`error: give one of --run-at, --delay and --run-now, not ${given.join(' and ')}`)
+      const changes: JobChanges = {}
+      if (flags.priority !== undefined) {
+        changes.priority = parseInteger(flags.priority, '--priority', {
+          min: PRIORITY_MIN,
+          max: PRIORITY_MAX,
+        })
+      }
+      if (flags.runAt !== undefined) changes.runAt = parseRunAtFlag(flags.runAt, '--run-at')
+      // From this host's clock, as `ferry enqueue --delay` counts: a store on a server whose clock
+      // is a little behind holds a "now" job for that little.
+      if (flags.delay !== undefined) changes.runAt = Date.now() + parseDuration(flags.delay, '--delay')
+      if (flags.runNow === true) changes.runAt = Date.now()
+      if (flags.payload !== undefined) changes.payload = parsePayload(flags.payload, '--payload')
+      if (flags.maxAttempts !== undefined) {
+        changes.maxAttempts = parseInteger(flags.maxAttempts, '--max-attempts', {
+          min: 1,
+          max: MAX_ATTEMPTS_LIMIT,
+        })
+      }
+      if (Object.keys(changes).length === 0) {
+        command.error(
+          'error: give what to change: --priority, --run-at, --delay, --run-now, --payload or --max-attempts',
+        )
+      }
+      const job = await withStore(existingStore(program), (store) => changeJob(store, id, changes))
+      // `ferry jobs change 7 --priority 1 --json`: commander may hand --json to `jobs`, as for show.
+      const json = flags.json === true || jobs.opts<JobsFlags>().json === true
+      process.stdout.write(
+        json
+          ? formatJson(jobToJson(job))
+          : `job ${job.id} changed: ${job.state}, priority ${job.priority}, run at ${formatInstant(job.runAt, Date.now())}, ${job.attempts} of ${job.maxAttempts} attempts used\n`,
+      )
     })
 }
 

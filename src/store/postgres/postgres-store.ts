@@ -4,6 +4,9 @@ import { ValidationError } from '../../core/errors.js'
 import { type ClaimedJob, type JobState, type NewJob } from '../../core/job.js'
 import {
   type CancelParams,
+  type ChangeJobResult,
+  type ChangeJobsParams,
+  type ChangeJobsResult,
   type ClaimParams,
   type ControlParams,
   type ControlRecord,
@@ -46,6 +49,7 @@ import {
 import { assertInteger } from '../../core/validate.js'
 import { assertOpen } from '../kernel/assert-open.js'
 import { cancelledError } from '../kernel/cancel.js'
+import { checkChangeJobsParams } from '../kernel/change-jobs.js'
 import { compareIds } from '../kernel/job-ids.js'
 import { EXPIRED_ERROR, type JobRow, toClaimedRow, toJob } from '../kernel/jobs.js'
 import { newLeaseTokenBase } from '../kernel/lease-tokens.js'
@@ -495,6 +499,23 @@ export class PostgresStore implements Store {
       ])
       return { deleted: row!.count }
     })
+  }
+
+  async changeJobs(params: ChangeJobsParams): Promise<ChangeJobsResult> {
+    this.assertOpen('changeJobs')
+    const changes = checkChangeJobsParams(params, isJobId)
+    if (changes.length === 0) return { results: [] }
+    // An id of no valid form goes as NULL, which matches no row: 'not_found', in its place.
+    const rows = await this.db.query<{ result: ChangeJobResult }>(this.texts['change-jobs'], [
+      changes.map((change) => change.id),
+      changes.map((change) => change.priority),
+      changes.map((change) => change.runAt),
+      changes.map((change) => change.payload),
+      changes.map((change) => change.maxAttempts),
+      params.now ?? null,
+    ])
+    // This process's waiters are woken by the NOTIFY of the commit, as for a retry.
+    return { results: rows.map((row) => row.result) }
   }
 
   // ── schedules ──────────────────────────────────────────────────────────────────────────────

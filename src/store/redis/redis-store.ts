@@ -23,6 +23,9 @@ import { MigrationRequiredError } from '../../core/errors.js'
 import type { ClaimedJob, Job } from '../../core/job.js'
 import type {
   CancelParams,
+  ChangeJobResult,
+  ChangeJobsParams,
+  ChangeJobsResult,
   ClaimParams,
   ControlParams,
   ControlRecord,
@@ -66,6 +69,7 @@ import {
 import { assertInteger } from '../../core/validate.js'
 import { assertOpen } from '../kernel/assert-open.js'
 import { cancelledError } from '../kernel/cancel.js'
+import { checkChangeJobsParams } from '../kernel/change-jobs.js'
 import { compareIds } from '../kernel/job-ids.js'
 import { purgeInChunks } from '../kernel/purge.js'
 import { preparedOrClosed, usedThenClosed } from '../kernel/lifecycle.js'
@@ -426,6 +430,25 @@ export class RedisStore implements Store {
       ])) as [number, number]
       return { deleted, looked }
     })
+  }
+
+  /** lua/change-jobs.lua: every change in one script, each job's a lib/change-job.lua call. */
+  async changeJobs(params: ChangeJobsParams): Promise<ChangeJobsResult> {
+    this.assertOpen('changeJobs')
+    const changes = checkChangeJobsParams(params, isJobId)
+    const args: string[] = []
+    for (const { id, priority, runAt, payload, maxAttempts } of changes) {
+      if (id === null) continue
+      const text = (value: number | null): string => (value === null ? '' : integer(value))
+      args.push(id, text(priority), text(runAt), payload ?? '', text(maxAttempts))
+    }
+    const replies =
+      args.length === 0
+        ? []
+        : ((await this.scripts.run('change-jobs', params.now, args)) as ChangeJobResult[])
+    // The script answered for the ids it was sent, in order; an id of no valid form names no job.
+    let next = 0
+    return { results: changes.map((change) => (change.id === null ? 'not_found' : replies[next++]!)) }
   }
 
   // ── schedules ──────────────────────────────────────────────────────────────────────────────

@@ -3,6 +3,8 @@ import type { ClaimedJob, JobState } from '../../core/job.js'
 import { assertInteger, assertQueueList } from '../../core/validate.js'
 import type {
   CancelParams,
+  ChangeJobsParams,
+  ChangeJobsResult,
   ClaimParams,
   ControlParams,
   ControlRecord,
@@ -49,6 +51,7 @@ import {
 import { WakeHub } from '../wake-hub.js'
 import { assertOpen } from '../kernel/assert-open.js'
 import { cancelledError } from '../kernel/cancel.js'
+import { checkChangeJobsParams } from '../kernel/change-jobs.js'
 import { jobIdCheck } from '../kernel/job-ids.js'
 import { preparedOrClosed, usedThenClosed } from '../kernel/lifecycle.js'
 import { purgeInChunks } from '../kernel/purge.js'
@@ -70,6 +73,7 @@ import {
   type ScheduleRow,
 } from '../kernel/schedules.js'
 import { changeScheduleRows, fireScheduleRows } from './schedule-rows.js'
+import { changeJobRows } from './change-job-rows.js'
 import { enqueueRows, type EnqueuedRows } from './enqueue-rows.js'
 import { type JobRow, toClaimedRow, toJob } from '../kernel/jobs.js'
 import { settleRows } from './settle-rows.js'
@@ -431,6 +435,17 @@ export class SqliteStore implements Store {
     }))
   }
 
+  async changeJobs(params: ChangeJobsParams): Promise<ChangeJobsResult> {
+    this.assertOpen('changeJobs')
+    const changes = checkChangeJobsParams(params, isJobId)
+    if (changes.length === 0) return { results: [] }
+    const { results, readyQueues, earliestScheduled } = this.connection.write((lockedAt) =>
+      changeJobRows(this.connection, changes, params.now ?? lockedAt),
+    )
+    this.wake(readyQueues, earliestScheduled, readyQueues.size > 0 || earliestScheduled !== null)
+    return { results }
+  }
+
   // ── schedules ──────────────────────────────────────────────────────────────────────────────
 
   async schedules(params: SchedulesParams = {}): Promise<SchedulesResult> {
@@ -526,9 +541,21 @@ export class SqliteStore implements Store {
 
   /** Wakes the waiters an enqueue's jobs concern: here at once, in other processes through the file. */
   private wakeAfterEnqueue({ results, readyQueues, earliestScheduled }: EnqueuedRows): void {
+    this.wake(
+      readyQueues,
+      earliestScheduled,
+      results.some((result) => result.created),
+    )
+  }
+
+  /**
+   * Wakes the waiters of queues given ready jobs and arms the timer for a job that now waits: here
+   * at once, in other processes through the file when `ring`.
+   */
+  private wake(readyQueues: ReadonlySet<string>, earliestScheduled: number | null, ring: boolean): void {
     this.hub.notify(readyQueues)
     this.hub.armDue(earliestScheduled, Date.now())
-    if (results.some((result) => result.created)) this.fileWatch.ring()
+    if (ring) this.fileWatch.ring()
   }
 
   private wakeAfterReschedule(): void {

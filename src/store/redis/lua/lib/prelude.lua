@@ -63,8 +63,8 @@
 -- Flags (a script's `-- flags:` line, for its function: scripts/embed-assets.mjs): allow-oom runs
 --   it when Redis is out of memory (maxmemory reached under noeviction). Without the flag a
 --   function is refused whole then, where a script failed at its first command that could grow
---   memory; so every script but enqueue.lua, fire-schedule.lua and migrate.lua, which add jobs
---   and keys, has it: workers settle and claim, schedulers read the schedules, and purges free
+--   memory; so every script but enqueue.lua, fire-schedule.lua, migrate.lua and change-jobs.lua,
+--   which add jobs, keys or larger payloads, has it: workers settle and claim, schedulers read the schedules, and purges free
 --   memory, on a full Redis (docs/backends.md).
 -- Job hash fields: q queue, n name, p payload (JSON text), s state, pr priority, ra runAt,
 --   a attempts, ma maxAttempts, to timeoutMs, uk uniqueKey, lt lease token, le leaseExpiresAt,
