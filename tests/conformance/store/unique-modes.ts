@@ -179,6 +179,85 @@ export function uniqueModesCases({ test }: ConformanceCases): void {
       }
     })
 
+    /** A debounced job as the client makes it: due debounceMs from its enqueue, its key freed when it starts. */
+    const debounced = (payload: unknown, overrides: Partial<NewJob> = {}): NewJob =>
+      newJob({
+        uniqueKey: 'd',
+        uniqueUntil: 'started',
+        debounceMs: MINUTE,
+        delayMs: MINUTE,
+        payload: JSON.stringify(payload),
+        ...overrides,
+      })
+
+    test('a debounced enqueue gives a job that has not started its payload and a new run time', async ({
+      store,
+    }) => {
+      const t = Date.now()
+      const [first] = await store.enqueue({ jobs: [debounced({ v: 1 })], now: t })
+      assert.equal(first!.created, true)
+      assert.equal((await getExisting(store, first!.id)).runAt, t + MINUTE)
+      const [again] = await store.enqueue({ jobs: [debounced({ v: 2 })], now: t + SECOND })
+      assert.deepEqual(again, { id: first!.id, created: false, debounced: true })
+      const job = await getExisting(store, first!.id)
+      assert.deepEqual([job.payload, job.runAt, job.state], [{ v: 2 }, t + SECOND + MINUTE, 'scheduled'])
+      assert.equal((await store.listJobs()).jobs.length, 1)
+      // Not due at the first run time any more: only at the last enqueue's.
+      assert.deepEqual(await claimAt(store, t + MINUTE), [])
+      await claimAt(store, t + SECOND + MINUTE, {}, first!.id)
+    })
+
+    test('a debounced key given twice in one batch gives one job, with the later payload', async ({
+      store,
+    }) => {
+      const t = Date.now()
+      const results = await store.enqueue({ jobs: [debounced({ v: 1 }), debounced({ v: 2 })], now: t })
+      assert.equal(results[0]!.created, true)
+      assert.deepEqual(results[1], { id: results[0]!.id, created: false, debounced: true })
+      const job = await getExisting(store, results[0]!.id)
+      assert.deepEqual([job.payload, job.runAt], [{ v: 2 }, t + MINUTE])
+      await claimAt(store, t + MINUTE, {}, results[0]!.id)
+    })
+
+    test('a debounced job that has started is left as it is: its key is free, or held until it finishes', async ({
+      store,
+    }) => {
+      const t = Date.now()
+      const [first] = await store.enqueue({ jobs: [debounced({ v: 1 })], now: t })
+      await claimAt(store, t + MINUTE, {}, first!.id)
+      const [second] = await store.enqueue({ jobs: [debounced({ v: 2 })], now: t + MINUTE })
+      assert.equal(second!.created, true, "'started': the key was freed when the first started")
+      assert.deepEqual((await getExisting(store, first!.id)).payload, { v: 1 })
+
+      const finished = { uniqueKey: 'f', uniqueUntil: 'finished' as const }
+      const [held] = await store.enqueue({ jobs: [debounced({ v: 1 }, finished)], now: t })
+      const [claimed] = await claimAt(store, t + MINUTE, { queues: ['default'], limit: 1 }, held!.id)
+      const [during] = await store.enqueue({ jobs: [debounced({ v: 2 }, finished)], now: t + MINUTE })
+      assert.deepEqual(
+        during,
+        { id: held!.id, created: false },
+        "'finished': held while it runs, and not changed",
+      )
+      assert.deepEqual((await getExisting(store, held!.id)).payload, { v: 1 })
+      assert.deepEqual((await store.settle({ settlements: [completed(claimed)], now: t + MINUTE })).settled, [
+        'ok',
+      ])
+      const [after] = await store.enqueue({ jobs: [debounced({ v: 3 }, finished)], now: t + MINUTE })
+      assert.equal(after!.created, true)
+    })
+
+    test('the client runs a debounced job debounceMs from its enqueue, and reports the job it debounced', async ({
+      store,
+    }) => {
+      const client = createClient({ store })
+      const first = await client.enqueue('n', { v: 1 }, { uniqueKey: 'k', debounceMs: HOUR })
+      const job = await getExisting(store, first.id)
+      assert.equal(job.runAt, job.createdAt + HOUR)
+      const again = await client.enqueue('n', { v: 2 }, { uniqueKey: 'k', debounceMs: HOUR })
+      assert.deepEqual(again, { id: first.id, created: false, debounced: true })
+      assert.deepEqual((await getExisting(store, first.id)).payload, { v: 2 })
+    })
+
     test('the client refuses a mode without a key or modes that cannot go together, and writes nothing', async ({
       store,
     }) => {
