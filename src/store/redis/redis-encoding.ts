@@ -272,8 +272,8 @@ export function toControlRecord([stop, flat, schedulesVersion]: [
 
 /**
  * enqueue_jobs's reply (lua/lib/enqueue-core.lua) as each job's result, in input order: the server's
- * time, the first id (job n, when created, has first id + n - 1), then the position (1-based) and
- * the holder's id of each job whose unique key was held.
+ * time, the first id (job n, when created, has first id + n - 1), then the position (1-based,
+ * negated for a debounced job) and the holder's id of each job whose unique key was held.
  */
 export function toEnqueueResults(
   count: number,
@@ -282,7 +282,10 @@ export function toEnqueueResults(
   const results: EnqueueResult[] = new Array(count)
   for (let i = 0; i < count; i++) results[i] = { id: String(Number(firstId) + i), created: true }
   for (let k = 0; k < notCreated.length; k += 2) {
-    results[Number(notCreated[k]) - 1] = { id: String(notCreated[k + 1]), created: false }
+    const position = Number(notCreated[k])
+    const id = String(notCreated[k + 1])
+    results[Math.abs(position) - 1] =
+      position < 0 ? { id, created: false, debounced: true } : { id, created: false }
   }
   return results
 }

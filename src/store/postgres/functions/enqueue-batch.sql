@@ -44,7 +44,10 @@
 -- A key is held by the job whose held_unique_key it is: until its mode's transition frees it, or
 -- until its throttle window has ended, which the first enqueue of the key to see it ended finds
 -- (as the holder found, or found again, in the loop below) and frees before it inserts its own job.
--- Only an enqueue that finds its key held pays for that look.
+-- Only an enqueue that finds its key held pays for that look. A debounced job (p_debounce_ms) whose
+-- key is held by a job that has not started changes that job instead, through change_jobs() (the
+-- change of a queued job: its payload, and its run time to debounce_ms from now); a holder that has
+-- started meanwhile is looked at again (its key may have been freed by its start).
 -- Parameters: p_queue[], p_name[], p_payload[] (JSON text), p_priority[], p_run_at[] (ms or NULL),
 --             p_delay_ms[] (used when run_at is NULL), p_max_attempts[], p_timeout_ms[],
 --             p_unique_key[], p_now (ms, or NULL for the server's clock), p_delivery_token_base
@@ -52,9 +55,10 @@
 --             p_expires_at[] (ms or NULL), p_expires_in_ms[] (used when expires_at is NULL; NULL
 --             too: no deadline), p_meta[] (JSON text or NULL), p_unique_until[] ('finished',
 --             'started' or NULL: until the purge), p_unique_for_ms[] (a throttle's window from the
---             enqueue's instant, or NULL).
+--             enqueue's instant, or NULL), p_debounce_ms[] (NULL: not debounced).
 -- Returns: one row per input job, in input order: id (for a job whose key was held, the holder's),
---          created.
+--          created: true, false (held), or NULL for a debounced job whose holder took its payload
+--          and run time (not created either: a caller that reads only true stays right).
 -- Relies on: jobs_held_unique_key (ON CONFLICT), the jobs id sequence; waiters for delivery.
 -- Settings: jit = off, enable_seqscan = off (README.md).
 CREATE OR REPLACE FUNCTION :"schema".enqueue_batch(
@@ -62,7 +66,7 @@ CREATE OR REPLACE FUNCTION :"schema".enqueue_batch(
   p_delay_ms bigint[], p_max_attempts integer[], p_timeout_ms integer[], p_unique_key text[], p_now bigint,
   p_delivery_token_base text, p_group text[] DEFAULT NULL, p_expires_at bigint[] DEFAULT NULL,
   p_expires_in_ms bigint[] DEFAULT NULL, p_meta text[] DEFAULT NULL, p_unique_until text[] DEFAULT NULL,
-  p_unique_for_ms bigint[] DEFAULT NULL
+  p_unique_for_ms bigint[] DEFAULT NULL, p_debounce_ms bigint[] DEFAULT NULL
 ) RETURNS TABLE (id bigint, created boolean)
 LANGUAGE plpgsql SET jit = off SET enable_seqscan = off
 AS $$
@@ -80,6 +84,7 @@ DECLARE
   pos integer;
   holder_id bigint;
   holder_until bigint;
+  unchangeable bigint;
   recheck integer[];
   job_run_at bigint;
 BEGIN
@@ -140,17 +145,30 @@ BEGIN
            (SELECT count(*) FROM inserted AS s WHERE s.state = 'ready'),
            (SELECT array_agg(s.queue) FROM inserted AS s WHERE s.state = 'scheduled'),
            (SELECT array_agg(s.run_at) FROM inserted AS s WHERE s.state = 'scheduled'),
-           (SELECT array_agg(r.ord ORDER BY r.ord) FROM result AS r WHERE r.id IS NULL OR r.let_go)
+           (SELECT array_agg(r.ord ORDER BY r.ord) FROM result AS r
+            WHERE r.id IS NULL OR r.let_go OR (NOT r.created AND p_debounce_ms[r.ord] IS NOT NULL))
     INTO ids, created_flags, ready_queues, ready_count, due_queues, due_at, recheck;
 
     -- Looked at again, in statements of their own: NULL ids, keys whose holder committed while the
-    -- insert waited for it (a new statement sees it), and holders whose throttle window has ended.
+    -- insert waited for it (a new statement sees it), holders whose throttle window has ended, and
+    -- the holders of debounced jobs' keys.
     FOR pos IN SELECT unnest(recheck) LOOP
+      unchangeable := NULL;
       LOOP
         SELECT j.id, j.unique_expires_at INTO holder_id, holder_until
         FROM :"schema".jobs AS j WHERE j.held_unique_key = p_unique_key[pos];
+        IF FOUND AND (holder_until IS NULL OR holder_until > at) THEN
+          EXIT WHEN p_debounce_ms[pos] IS NULL OR holder_id = unchangeable;
+          IF (SELECT c.result FROM :"schema".change_jobs(ARRAY[holder_id], NULL, ARRAY[at + p_debounce_ms[pos]],
+                                                          ARRAY[p_payload[pos]], NULL, at) AS c) = 'ok' THEN
+            created_flags[pos] := NULL;
+            EXIT;
+          END IF;
+          -- Started (or purged) since it was read: look again. Still holding it, it is left as it is.
+          unchangeable := holder_id;
+          CONTINUE;
+        END IF;
         IF FOUND THEN
-          EXIT WHEN holder_until IS NULL OR holder_until > at;
           -- Its window has ended: the key is free. A concurrent enqueue of the key may free it
           -- first (this then waits for it, and changes nothing) and take it: the insert below then
           -- waits for that one, and the loop finds it as the holder.
