@@ -274,3 +274,33 @@ test('a bad --unique-until, or --unique-for without --unique-key, is refused nam
   const store = await db.open()
   assert.deepEqual(await allJobs(store), [])
 })
+
+test('--debounce runs the job that long from now, and a later one before it starts gives it its payload', async (t) => {
+  const db = tempDatabase(t)
+  const store = await db.open()
+  const reindex = (rev: number): ReturnType<typeof runCli> =>
+    runCli(db.url, [
+      'enqueue',
+      'reindex',
+      JSON.stringify({ rev }),
+      '--unique-key',
+      'doc-1',
+      '--debounce',
+      '1h',
+    ])
+  const first = await reindex(1)
+  assert.equal(first.code, 0, first.stderr)
+  const id = first.stdout.trim()
+  const job = (await getJob(store, id))!
+  assert.deepEqual([job.state, job.runAt], ['scheduled', job.createdAt + 3_600_000])
+  const again = await reindex(2)
+  assert.equal(again.code, 0, again.stderr)
+  assert.equal(again.stdout, first.stdout)
+  const changed = (await getJob(store, id))!
+  assert.deepEqual(changed.payload, { rev: 2 })
+  assert.equal(
+    again.stderr,
+    `ferry: debounced: job ${id} holding unique key "doc-1" took this payload, and runs at ${new Date(changed.runAt).toISOString()}\n`,
+  )
+  assert.equal((await allJobs(store)).length, 1)
+})

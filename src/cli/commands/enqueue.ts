@@ -126,10 +126,16 @@ export function registerEnqueue(program: Command): void {
           options.expiresInMs = parseDuration(flags.expiresIn, '--expires-in')
 
         await withStore(storeForJobs(program), async (store) => {
-          const { id, created } = await createClient({ store }).enqueue(name, payload, options)
+          const { id, created, debounced } = await createClient({ store }).enqueue(name, payload, options)
           // stdout stays the id either way (scripts read it); the sentence is for the person.
           process.stdout.write(`${id}\n`)
-          if (!created) {
+          if (debounced === true) {
+            const changed = await getJob(store, { id })
+            const when = changed === null ? '' : `, and runs at ${new Date(changed.runAt).toISOString()}`
+            ferryStderr.line(
+              `ferry: debounced: job ${id} holding unique key ${JSON.stringify(flags.uniqueKey)} took this payload${when}`,
+            )
+          } else if (!created) {
             const existing = await getJob(store, { id })
             const what = existing === null ? '' : ` (${existing.name}, ${existing.state})`
             ferryStderr.line(
