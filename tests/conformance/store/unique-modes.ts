@@ -16,6 +16,7 @@ import {
   completed,
   enqueueJob,
   finishNew,
+  deliveredOnEnqueue,
   getExisting,
   HOUR,
   LEASE_MS,
@@ -24,7 +25,7 @@ import {
   type ConformanceCases,
 } from './kit.js'
 
-export function uniqueModesCases({ test }: ConformanceCases): void {
+export function uniqueModesCases({ test, deliveryTest }: ConformanceCases): void {
   describe('unique keys that end with their job', () => {
     /** Enqueues the key again at `now`; returns the result. */
     const enqueueKey = async (store: Store, now: number, overrides: Partial<NewJob>) => {
@@ -55,6 +56,36 @@ export function uniqueModesCases({ test }: ConformanceCases): void {
       // The second job holds the key until the purge, as a key without a mode does.
       await held(store, t + MINUTE, 'k', second)
     })
+
+    test('a claim of several jobs frees the keys held until the start, and only those', async ({ store }) => {
+      const t = Date.now()
+      const [started, finished, purged] = await store.enqueue({
+        jobs: [
+          newJob({ uniqueKey: 'a', uniqueUntil: 'started' }),
+          newJob({ uniqueKey: 'b', uniqueUntil: 'finished' }),
+          newJob({ uniqueKey: 'c' }),
+        ],
+        now: t,
+      })
+      assert.equal((await claimAt(store, t)).length, 3)
+      await free(store, t, 'a')
+      await held(store, t, 'b', finished!.id)
+      await held(store, t, 'c', purged!.id)
+      assert.notEqual(started!.id, finished!.id)
+    })
+
+    deliveryTest(
+      "'started' frees the key of a job handed to a waiting worker by its enqueue",
+      async (h, waitForJobs) => {
+        const peer = await h.openPeer()
+        const { jobs } = await deliveredOnEnqueue(h, peer, waitForJobs, 1, {
+          uniqueKey: 'k',
+          uniqueUntil: 'started',
+        })
+        assert.equal(jobs.length, 1)
+        await free(h.store, Date.now(), 'k')
+      },
+    )
 
     test("'started' frees the key of a job cancelled before it started", async ({ store }) => {
       const t = Date.now()
