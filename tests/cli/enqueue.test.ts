@@ -304,3 +304,24 @@ test('--debounce runs the job that long from now, and a later one before it star
   )
   assert.equal((await allJobs(store)).length, 1)
 })
+
+test('--stdin lines take uniqueUntil, uniqueForMs and debounceMs, and refuse them without a uniqueKey', async (t) => {
+  const db = tempDatabase(t)
+  const lines = [
+    '{"name":"sync","uniqueKey":"s","uniqueUntil":"started"}',
+    '{"name":"sync","uniqueKey":"s","uniqueUntil":"started"}',
+    '{"name":"reindex","payload":{"rev":1},"uniqueKey":"r","debounceMs":60000}',
+    '{"name":"reindex","payload":{"rev":2},"uniqueKey":"r","debounceMs":60000}',
+    '{"name":"ping","uniqueForMs":1000}',
+  ]
+  const { code, stdout, stderr } = await runCli(db.url, ['enqueue', '--stdin'], lines.join('\n'))
+  assert.equal(code, 1)
+  assert.match(stderr, /line 5: uniqueForMs: needs a uniqueKey/)
+  const [sync, syncAgain, reindex, reindexAgain] = stdout.trim().split('\n')
+  assert.equal(syncAgain, sync)
+  assert.equal(reindexAgain, reindex)
+  const store = await db.open()
+  const job = (await getJob(store, reindex!))!
+  assert.deepEqual([job.payload, job.runAt - job.createdAt], [{ rev: 2 }, 60_000])
+  assert.equal((await allJobs(store)).length, 2)
+})
