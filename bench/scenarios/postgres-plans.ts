@@ -87,6 +87,11 @@ function enqueueArgs(queue: string, uniqueKeys: (string | null)[]): unknown[] {
     // now, and the lease tokens' base
     null,
     'plans',
+    // No key of the batch has a mode, a throttle window or a debounce: they go as NULL, as the
+    // store sends them.
+    null,
+    null,
+    null,
   ]
 }
 

@@ -97,6 +97,16 @@ export interface NewJob {
   maxAttempts: number
   timeoutMs: number | null
   uniqueKey: string | null
+  /** Until when the unique key holds (docs/uniqueness.md); 'purged' for a job without a key. */
+  uniqueUntil: UniqueUntil
+  /** Throttle: the key holds this long from the enqueue, whatever becomes of the job; null: none. */
+  uniqueForMs: number | null
+  /**
+   * Debounce: a later enqueue of the key, while this job has not started, replaces its payload and
+   * moves its run time to that enqueue's instant plus this; null: none. The job's own run time is
+   * its enqueue's instant plus this too (`delayMs` holds it).
+   */
+  debounceMs: number | null
   group: string | null
   /** Absolute start deadline; when null, `expiresInMs` from the store's clock (none if null too). */
   expiresAt: number | null
@@ -104,6 +114,16 @@ export interface NewJob {
   schedule: JobSchedule | null
   backoff: JobBackoff | null
 }
+
+/**
+ * When a job's unique key frees, so that an enqueue of the key makes a new job again:
+ * - `purged`: when the job is purged (the default)
+ * - `finished`: when it completes or ends dead (cancelled, expired, out of attempts)
+ * - `started`: when a worker claims it, or it ends without starting
+ */
+export type UniqueUntil = 'purged' | 'finished' | 'started'
+
+export const UNIQUE_UNTIL: readonly UniqueUntil[] = ['purged', 'finished', 'started']
 
 /**
  * The slot of a schedule a job was fired for: the schedule's id, the slot's instant, and whether

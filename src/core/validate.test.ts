@@ -38,6 +38,9 @@ describe('normalizeJob', () => {
       maxAttempts: DEFAULT_MAX_ATTEMPTS,
       timeoutMs: null,
       uniqueKey: null,
+      uniqueUntil: 'purged',
+      uniqueForMs: null,
+      debounceMs: null,
       group: null,
       expiresAt: null,
       expiresInMs: null,
@@ -82,11 +85,15 @@ describe('normalizeJob', () => {
       maxAttempts: null,
       timeoutMs: null,
       uniqueKey: null,
+      uniqueUntil: null,
+      uniqueForMs: null,
+      debounceMs: null,
       group: null,
       expiresInMs: null,
       expiresAt: null,
     })
     assert.deepEqual([job.group, job.expiresInMs, job.expiresAt], [null, null, null])
+    assert.deepEqual([job.uniqueUntil, job.uniqueForMs, job.debounceMs], ['purged', null, null])
     assert.equal(job.queue, 'default')
     assert.equal(job.priority, 0)
     assert.equal(job.delayMs, 0)
@@ -416,5 +423,39 @@ describe('assertInteger and parseInteger', () => {
       '--prefetch',
     )
     assert.equal(tooBig.message, '--prefetch: "10001" is not an integer from 0 to 10000')
+  })
+})
+
+describe('normalizeJob: how long a unique key holds', () => {
+  test('keeps each mode, and a debounced job runs debounceMs from now', () => {
+    assert.equal(withOptions({ uniqueKey: 'k', uniqueUntil: 'finished' }).uniqueUntil, 'finished')
+    const throttled = withOptions({ uniqueKey: 'k', uniqueForMs: 999.5 })
+    assert.deepEqual([throttled.uniqueUntil, throttled.uniqueForMs], ['purged', 1000])
+    const debounced = withOptions({ uniqueKey: 'k', debounceMs: 5000 })
+    assert.deepEqual(
+      [debounced.uniqueUntil, debounced.debounceMs, debounced.delayMs],
+      ['started', 5000, 5000],
+    )
+    assert.equal(
+      withOptions({ uniqueKey: 'k', debounceMs: 1, uniqueUntil: 'finished' }).uniqueUntil,
+      'finished',
+    )
+  })
+
+  test('refuses a mode without a key, a bad mode, and modes that cannot go together, naming the field', () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ uniqueUntil: 'started' }, 'uniqueUntil'],
+      [{ uniqueForMs: 1 }, 'uniqueForMs'],
+      [{ debounceMs: 1 }, 'debounceMs'],
+      [{ uniqueKey: 'k', uniqueUntil: 'never' }, 'uniqueUntil'],
+      [{ uniqueKey: 'k', uniqueForMs: Infinity }, 'uniqueForMs'],
+      [{ uniqueKey: 'k', uniqueForMs: 1, uniqueUntil: 'started' }, 'uniqueForMs'],
+      [{ uniqueKey: 'k', uniqueForMs: 1, debounceMs: 1 }, 'uniqueForMs'],
+      [{ uniqueKey: 'k', debounceMs: 1, uniqueUntil: 'purged' }, 'uniqueUntil'],
+      [{ uniqueKey: 'k', debounceMs: 1, runAt: 0 }, 'debounceMs'],
+      [{ uniqueKey: 'k', debounceMs: '5s' }, 'debounceMs'],
+    ]
+    for (const [options, field] of cases)
+      throwsValidation(() => withOptions(options), 'invalid_option', field)
   })
 })

@@ -9,7 +9,9 @@ import {
   DEFAULT_MAX_PAYLOAD_BYTES,
   DEFAULT_PRIORITY,
   DEFAULT_QUEUE,
+  UNIQUE_UNTIL,
   type NewJob,
+  type UniqueUntil,
 } from './job.js'
 import { assertKnownKeys, describeValue, optionKeys } from './option-keys.js'
 import { serializePayload } from './payload.js'
@@ -44,8 +46,28 @@ export interface EnqueueOptions {
   maxAttempts?: number
   /** Per-attempt time limit in milliseconds. */
   timeoutMs?: number
-  /** Idempotency key: while a job with this key exists, enqueueing it again returns that job. */
+  /**
+   * Idempotency key: while a job holds this key, enqueueing it again returns that job and writes
+   * nothing. How long it holds: uniqueUntil, or uniqueForMs (docs/uniqueness.md).
+   */
   uniqueKey?: string
+  /**
+   * When the key frees: 'purged' (the default: while the job is stored), 'finished' (once it
+   * completes or ends dead) or 'started' (once a worker claims it). Needs uniqueKey.
+   */
+  uniqueUntil?: UniqueUntil
+  /**
+   * Throttle: the key holds for this many milliseconds from this enqueue, whatever becomes of the
+   * job, and is free after it. Needs uniqueKey; not with uniqueUntil or debounceMs.
+   */
+  uniqueForMs?: number
+  /**
+   * Debounce: the job runs this many milliseconds from now, and an enqueue of the same key before
+   * it starts replaces its payload and moves its run time to this long from then. Needs uniqueKey;
+   * the key frees when the job starts (uniqueUntil 'started', the default here) or finishes
+   * ('finished'). Not with delayMs, runAt or uniqueForMs.
+   */
+  debounceMs?: number
   /** The job's group (a tenant, a customer, an API key): what per-group limits count. 1 to 255 characters. */
   group?: string
   /** Start deadline: if the job has not started this many milliseconds from now, it never runs. */
@@ -68,6 +90,9 @@ const ENQUEUE_OPTION_KEYS = optionKeys<EnqueueOptions>({
   maxAttempts: true,
   timeoutMs: true,
   uniqueKey: true,
+  uniqueUntil: true,
+  uniqueForMs: true,
+  debounceMs: true,
   group: true,
   expiresInMs: true,
   expiresAt: true,
@@ -108,6 +133,9 @@ export function normalizeJob(
       maxAttempts: DEFAULT_MAX_ATTEMPTS,
       timeoutMs: null,
       uniqueKey: null,
+      uniqueUntil: 'purged',
+      uniqueForMs: null,
+      debounceMs: null,
       group: null,
       expiresAt: null,
       expiresInMs: null,
@@ -153,6 +181,9 @@ export function normalizeJob(
     delayMs = Math.ceil(delayMs)
   }
   if (opts.runAt != null) runAt = toInstant(opts.runAt, 'runAt')
+  const { uniqueUntil, uniqueForMs, debounceMs } = uniqueness(opts, uniqueKey)
+  // A debounced job's first run time is the same as any later enqueue of its key would set.
+  if (debounceMs !== null) delayMs = debounceMs
   const { expiresAt, expiresInMs } = startDeadline(opts, runAt, delayMs)
 
   return {
@@ -165,12 +196,94 @@ export function normalizeJob(
     maxAttempts,
     timeoutMs,
     uniqueKey,
+    uniqueUntil,
+    uniqueForMs,
+    debounceMs,
     group,
     expiresAt,
     expiresInMs,
     schedule: null,
     backoff: opts.backoff == null ? null : normalizeJobBackoff(opts.backoff),
   }
+}
+
+/**
+ * How long a job's unique key holds. Each mode needs the key, and the modes that cannot hold
+ * together are refused: a throttle's window says when the key frees, so it takes no uniqueUntil,
+ * and a debounce moves the run time, so it takes no delayMs, runAt or window. A debounced key frees
+ * when its job starts or finishes: held until the purge, it would answer every later enqueue with
+ * a job that already ran.
+ */
+function uniqueness(
+  opts: EnqueueOptions,
+  uniqueKey: string | null,
+): Pick<NewJob, 'uniqueUntil' | 'uniqueForMs' | 'debounceMs'> {
+  const { uniqueUntil, uniqueForMs, debounceMs } = opts
+  if (uniqueUntil == null && uniqueForMs == null && debounceMs == null) {
+    return { uniqueUntil: 'purged', uniqueForMs: null, debounceMs: null }
+  }
+  const given = uniqueUntil != null ? 'uniqueUntil' : uniqueForMs != null ? 'uniqueForMs' : 'debounceMs'
+  if (uniqueKey === null) {
+    throw new ValidationError('invalid_option', given, 'needs a uniqueKey: it says how long the key holds')
+  }
+  if (uniqueUntil != null && !UNIQUE_UNTIL.includes(uniqueUntil)) {
+    throw new ValidationError(
+      'invalid_option',
+      'uniqueUntil',
+      `must be one of ${UNIQUE_UNTIL.map((mode) => `'${mode}'`).join(', ')} (got ${describeValue(uniqueUntil)})`,
+    )
+  }
+  if (uniqueForMs != null) {
+    if (uniqueUntil != null) {
+      throw new ValidationError(
+        'invalid_option',
+        'uniqueForMs',
+        'give uniqueForMs or uniqueUntil, not both: the window says when the key frees',
+      )
+    }
+    if (debounceMs != null) {
+      throw new ValidationError(
+        'invalid_option',
+        'uniqueForMs',
+        'give uniqueForMs or debounceMs, not both: a throttle keeps the first job, a debounce the last payload',
+      )
+    }
+    return { uniqueUntil: 'purged', uniqueForMs: positiveMs(uniqueForMs, 'uniqueForMs'), debounceMs: null }
+  }
+  if (debounceMs != null) {
+    if (uniqueUntil === 'purged') {
+      throw new ValidationError(
+        'invalid_option',
+        'uniqueUntil',
+        "must be 'started' or 'finished' with debounceMs: a key held until the purge would answer every later enqueue with a job that already ran",
+      )
+    }
+    if (opts.delayMs != null || opts.runAt != null) {
+      throw new ValidationError(
+        'invalid_option',
+        'debounceMs',
+        `give debounceMs or ${opts.delayMs != null ? 'delayMs' : 'runAt'}, not both: debounceMs sets the run time`,
+      )
+    }
+    return {
+      uniqueUntil: uniqueUntil ?? 'started',
+      uniqueForMs: null,
+      debounceMs: positiveMs(debounceMs, 'debounceMs'),
+    }
+  }
+  return { uniqueUntil: uniqueUntil!, uniqueForMs: null, debounceMs: null }
+}
+
+/** A duration above 0, at most MAX_DELAY_MS, rounded up to whole milliseconds. */
+function positiveMs(value: unknown, field: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > MAX_DELAY_MS) {
+    throw new ValidationError(
+      'invalid_option',
+      field,
+      `must be a number of milliseconds above 0, at most ${MAX_DELAY_MS} (got ${describeValue(value)})`,
+    )
+  }
+  return Math.ceil(value)
 }
 
 /**

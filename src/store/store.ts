@@ -82,6 +82,11 @@ export interface EnqueueResult {
   id: JobId
   /** False when a job with the same uniqueKey already existed: its id is returned, nothing written. */
   created: boolean
+  /**
+   * Present (true) when the job was debounced (NewJob.debounceMs): the job holding the key had not
+   * started, and took this enqueue's payload and run time (its id is returned, created false).
+   */
+  debounced?: true
 }
 
 // ── worker hot path ──────────────────────────────────────────────────────────────────────────

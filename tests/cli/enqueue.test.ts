@@ -239,3 +239,89 @@ test('a duplicate --unique-key prints the existing id and says nothing was added
   )
   assert.equal((await store.listJobs({})).jobs.length, 1)
 })
+
+test('--unique-until started frees the key once a worker claims the job; --unique-for holds it for a window', async (t) => {
+  const db = tempDatabase(t)
+  const store = await db.open()
+  const sync = (): ReturnType<typeof runCli> =>
+    runCli(db.url, ['enqueue', 'sync', '--unique-key', 'sync-1', '--unique-until', 'started'])
+  const first = await sync()
+  assert.equal(first.code, 0, first.stderr)
+  assert.equal((await sync()).stdout, first.stdout, 'held while the job waits')
+  await store.claim({ queues: ['default'], limit: 1, leaseMs: 60_000, workerId: 'w' })
+  const after = await sync()
+  assert.equal(after.code, 0, after.stderr)
+  assert.notEqual(after.stdout, first.stdout, 'a new job once the first started')
+
+  const ping = (): ReturnType<typeof runCli> =>
+    runCli(db.url, ['enqueue', 'ping', '--unique-key', 'ping', '--unique-for', '1h'])
+  const throttled = await ping()
+  assert.equal(throttled.code, 0, throttled.stderr)
+  assert.equal((await getJob(store, throttled.stdout.trim()))!.uniqueKey, 'ping')
+  const within = await ping()
+  assert.equal(within.stdout, throttled.stdout)
+  assert.match(within.stderr, /nothing was added/)
+})
+
+test('a bad --unique-until, or --unique-for without --unique-key, is refused naming the option, and adds nothing', async (t) => {
+  const db = tempDatabase(t)
+  const bad = await runCli(db.url, ['enqueue', 'sync', '--unique-key', 'k', '--unique-until', 'done'])
+  assert.equal(bad.code, 2, 'a usage error')
+  assert.match(bad.stderr, /uniqueUntil: must be one of 'purged', 'finished', 'started' \(got "done"\)/)
+  const alone = await runCli(db.url, ['enqueue', 'sync', '--unique-for', '10s'])
+  assert.equal(alone.code, 2)
+  assert.match(alone.stderr, /uniqueForMs: needs a uniqueKey/)
+  const store = await db.open()
+  assert.deepEqual(await allJobs(store), [])
+})
+
+test('--debounce runs the job that long from now, and a later one before it starts gives it its payload', async (t) => {
+  const db = tempDatabase(t)
+  const store = await db.open()
+  const reindex = (rev: number): ReturnType<typeof runCli> =>
+    runCli(db.url, [
+      'enqueue',
+      'reindex',
+      JSON.stringify({ rev }),
+      '--unique-key',
+      'doc-1',
+      '--debounce',
+      '1h',
+    ])
+  const first = await reindex(1)
+  assert.equal(first.code, 0, first.stderr)
+  const id = first.stdout.trim()
+  const job = (await getJob(store, id))!
+  assert.deepEqual([job.state, job.runAt], ['scheduled', job.createdAt + 3_600_000])
+  const again = await reindex(2)
+  assert.equal(again.code, 0, again.stderr)
+  assert.equal(again.stdout, first.stdout)
+  const changed = (await getJob(store, id))!
+  assert.deepEqual(changed.payload, { rev: 2 })
+  assert.equal(
+    again.stderr,
+    `ferry: debounced: job ${id} holding unique key "doc-1" took this payload, and runs at ${new Date(changed.runAt).toISOString()}\n`,
+  )
+  assert.equal((await allJobs(store)).length, 1)
+})
+
+test('--stdin lines take uniqueUntil, uniqueForMs and debounceMs, and refuse them without a uniqueKey', async (t) => {
+  const db = tempDatabase(t)
+  const lines = [
+    '{"name":"sync","uniqueKey":"s","uniqueUntil":"started"}',
+    '{"name":"sync","uniqueKey":"s","uniqueUntil":"started"}',
+    '{"name":"reindex","payload":{"rev":1},"uniqueKey":"r","debounceMs":60000}',
+    '{"name":"reindex","payload":{"rev":2},"uniqueKey":"r","debounceMs":60000}',
+    '{"name":"ping","uniqueForMs":1000}',
+  ]
+  const { code, stdout, stderr } = await runCli(db.url, ['enqueue', '--stdin'], lines.join('\n'))
+  assert.equal(code, 1)
+  assert.match(stderr, /line 5: uniqueForMs: needs a uniqueKey/)
+  const [sync, syncAgain, reindex, reindexAgain] = stdout.trim().split('\n')
+  assert.equal(syncAgain, sync)
+  assert.equal(reindexAgain, reindex)
+  const store = await db.open()
+  const job = (await getJob(store, reindex!))!
+  assert.deepEqual([job.payload, job.runAt - job.createdAt], [{ rev: 2 }, 60_000])
+  assert.equal((await allJobs(store)).length, 2)
+})

@@ -26,6 +26,7 @@ import { recoverCases } from './store/recover.js'
 import { renewCases } from './store/renew.js'
 import { schedulesCases } from './store/schedules.js'
 import { settleCases } from './store/settle.js'
+import { uniqueModesCases } from './store/unique-modes.js'
 import { waitCases } from './store/wait.js'
 
 export interface SkipEntry {
@@ -52,6 +53,7 @@ const AREAS: readonly ((cases: ConformanceCases) => void)[] = [
   queueControlCases,
   queueLimitsCases,
   schedulesCases,
+  uniqueModesCases,
   adminCases,
   changeJobsCases,
   lifecycleCases,

@@ -150,8 +150,16 @@ test('PostgreSQL migrations', skipUnlessAvailable(await postgresUnreachableReaso
       const store = await old.open()
       assert.deepEqual(
         await adminQuery(`SELECT * FROM "${old.schema}".jobs ORDER BY id`),
-        before.map((row) => ({ ...row, group_key: null, expires_at: null, meta: null })),
-        'jobs kept, each without a group or a start deadline (migration 0013), or meta (0015)',
+        before.map((row) => ({
+          ...row,
+          group_key: null,
+          expires_at: null,
+          meta: null,
+          held_unique_key: row.unique_key,
+          unique_until: null,
+          unique_expires_at: null,
+        })),
+        'jobs kept, each without a group or a start deadline (migration 0013), or meta (0015), its unique key held until the purge (0016)',
       )
 
       const fresh = tempSchema(t)

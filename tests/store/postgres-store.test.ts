@@ -12,7 +12,7 @@ import pg from 'pg'
 import { createClient, FerryError, ValidationError, type Store } from '../../src/index.js'
 import { PostgresStore } from '../../src/postgres.js'
 import { migrations, sql } from '../../src/store/postgres/generated/assets.js'
-import { enqueueArrays, plainArrays } from '../../src/store/postgres/postgres-encoding.js'
+import { enqueueArrays, plainArrays, uniqueModeArrays } from '../../src/store/postgres/postgres-encoding.js'
 import { PostgresSchema } from '../../src/store/postgres/postgres-migrations.js'
 import { DELIVERY_LEASE_MS, type EnqueueResult } from '../../src/store/store.js'
 import type { NewJob } from '../../src/core/job.js'
@@ -608,6 +608,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
         ...enqueueArrays([job], plainArrays),
         now,
         null,
+        ...uniqueModeArrays([job]),
       ])
       const rows = await adminQuery(
         `SELECT ${columns} FROM "${schema}".jobs WHERE id = ANY($1::bigint[]) ORDER BY id`,

@@ -214,7 +214,11 @@ await whenAvailable(redisUnreachableReason(), () => {
       await redis.zadd(store.keys.root + 'ready:api test-job', score!, member!)
       await redis.set(store.keys.schema, '3')
 
-      assert.deepEqual((await store.migrate()).applied, ['0004_ready-by-group', '0005_schedules'])
+      assert.deepEqual((await store.migrate()).applied, [
+        '0004_ready-by-group',
+        '0005_schedules',
+        '0006_unique-modes',
+      ])
       assert.equal(await redis.zcard(store.keys.root + 'ready:api'), 1)
       assert.deepEqual(await redis.zrange(store.keys.groupReady('api', 'g'), '0', '-1'), [member])
       assert.equal(await redis.sismember(store.keys.hasGroups, 'api'), 1)

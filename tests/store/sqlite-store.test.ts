@@ -150,10 +150,18 @@ test('a file of schema version 4 migrates with every job kept as it was, ids giv
   const store = await SqliteStore.open({ path })
   t.after(() => store.close())
   const db = (store as unknown as { db: Database.Database }).db
-  // Later migrations add columns, empty for the jobs of before.
+  // Later migrations add columns, empty for the jobs of before but the held key (migration 0010).
   assert.deepEqual(
     db.prepare('SELECT * FROM ferry_jobs ORDER BY id').all(),
-    before.map((row) => ({ ...(row as object), group_key: null, expires_at: null, meta: null })),
+    before.map((row) => ({
+      ...(row as object),
+      group_key: null,
+      expires_at: null,
+      meta: null,
+      held_unique_key: (row as { unique_key: string | null }).unique_key,
+      unique_until: null,
+      unique_expires_at: null,
+    })),
   )
   assert.equal(db.pragma('integrity_check', { simple: true }), 'ok')
   assert.doesNotMatch(
@@ -172,10 +180,10 @@ test('a file of schema version 4 migrates with every job kept as it was, ids giv
       'ferry_jobs_active_grouped',
       'ferry_jobs_deadline',
       'ferry_jobs_finished',
+      'ferry_jobs_held_unique_key',
       'ferry_jobs_ready_by_name',
       'ferry_jobs_ready_grouped',
       'ferry_jobs_scheduled',
-      'ferry_jobs_unique_key',
     ],
   )
   const results = await store.enqueue({ jobs: [newJob(), newJob({ uniqueKey: 'held' })] })

@@ -4,7 +4,7 @@ import { withStore } from '../../admin/with-store.js'
 import { createClient, type Client, type JobSpec } from '../../client/client.js'
 import { parseDuration } from '../../core/duration.js'
 import { FerryError, ValidationError } from '../../core/errors.js'
-import { DEFAULT_MAX_PAYLOAD_BYTES } from '../../core/job.js'
+import { DEFAULT_MAX_PAYLOAD_BYTES, type UniqueUntil } from '../../core/job.js'
 import { normalizeJob, type EnqueueOptions } from '../../core/validate.js'
 import { assertKnownKeys } from '../../core/option-keys.js'
 import type { EnqueueResult } from '../../store/store.js'
@@ -21,6 +21,9 @@ interface EnqueueFlags {
   maxAttempts?: string
   timeout?: string
   uniqueKey?: string
+  uniqueUntil?: string
+  uniqueFor?: string
+  debounce?: string
   group?: string
   expiresIn?: string
   stdin?: boolean
@@ -35,6 +38,9 @@ const ONE_JOB_FLAGS: readonly [keyof EnqueueFlags, string][] = [
   ['maxAttempts', '--max-attempts'],
   ['timeout', '--timeout'],
   ['uniqueKey', '--unique-key'],
+  ['uniqueUntil', '--unique-until'],
+  ['uniqueFor', '--unique-for'],
+  ['debounce', '--debounce'],
   ['group', '--group'],
   ['expiresIn', '--expires-in'],
 ]
@@ -53,7 +59,19 @@ export function registerEnqueue(program: Command): void {
     .option('--run-at <instant>', 'run no earlier than this: ISO 8601 (2030-01-31T09:00:00Z) or epoch ms')
     .option('--max-attempts <n>', 'attempts before the job is dead (default 25)')
     .option('--timeout <duration>', "time limit per attempt: 30s, 5m (default: the worker's)")
-    .option('--unique-key <key>', 'if a job with this key exists, print its id and add nothing')
+    .option('--unique-key <key>', 'if a job holds this key, print its id and add nothing')
+    .option(
+      '--unique-until <mode>',
+      'when the key frees: purged (the default), finished (completed or dead) or started',
+    )
+    .option(
+      '--unique-for <duration>',
+      'throttle: the key holds this long from now, whatever the job does: 10s, 1h',
+    )
+    .option(
+      '--debounce <duration>',
+      'run this long from now; enqueued again with the key before it starts, the job takes the new payload and waits this long again',
+    )
     .option('--group <key>', "the job's group (a tenant, a customer): what per-group limits count")
     .option('--expires-in <duration>', 'if not started within this (from now), the job never runs: 30s, 1h')
     .option(
@@ -98,15 +116,26 @@ export function registerEnqueue(program: Command): void {
         if (flags.maxAttempts !== undefined) options.maxAttempts = toNumber(flags.maxAttempts)
         if (flags.timeout !== undefined) options.timeoutMs = parseDuration(flags.timeout, '--timeout')
         if (flags.uniqueKey !== undefined) options.uniqueKey = flags.uniqueKey
+        // Validation names a mode it does not know, with the ones it does.
+        if (flags.uniqueUntil !== undefined) options.uniqueUntil = flags.uniqueUntil as UniqueUntil
+        if (flags.uniqueFor !== undefined)
+          options.uniqueForMs = parseDuration(flags.uniqueFor, '--unique-for')
+        if (flags.debounce !== undefined) options.debounceMs = parseDuration(flags.debounce, '--debounce')
         if (flags.group !== undefined) options.group = flags.group
         if (flags.expiresIn !== undefined)
           options.expiresInMs = parseDuration(flags.expiresIn, '--expires-in')
 
         await withStore(storeForJobs(program), async (store) => {
-          const { id, created } = await createClient({ store }).enqueue(name, payload, options)
+          const { id, created, debounced } = await createClient({ store }).enqueue(name, payload, options)
           // stdout stays the id either way (scripts read it); the sentence is for the person.
           process.stdout.write(`${id}\n`)
-          if (!created) {
+          if (debounced === true) {
+            const changed = await getJob(store, { id })
+            const when = changed === null ? '' : `, and runs at ${new Date(changed.runAt).toISOString()}`
+            ferryStderr.line(
+              `ferry: debounced: job ${id} holding unique key ${JSON.stringify(flags.uniqueKey)} took this payload${when}`,
+            )
+          } else if (!created) {
             const existing = await getJob(store, { id })
             const what = existing === null ? '' : ` (${existing.name}, ${existing.state})`
             ferryStderr.line(
@@ -163,6 +192,9 @@ const LINE_KEYS = [
   'maxAttempts',
   'timeoutMs',
   'uniqueKey',
+  'uniqueUntil',
+  'uniqueForMs',
+  'debounceMs',
   'group',
   'expiresInMs',
   'expiresAt',
@@ -176,6 +208,9 @@ const PLAIN_OPTION_KEYS = [
   'maxAttempts',
   'timeoutMs',
   'uniqueKey',
+  'uniqueUntil',
+  'uniqueForMs',
+  'debounceMs',
   'group',
   'expiresInMs',
 ] as const

@@ -9,6 +9,7 @@ import type { Delivery } from '../kernel/delivery.js'
 import { jobIdCheck } from '../kernel/job-ids.js'
 import { metaOf } from '../kernel/job-meta.js'
 import { toClaimedRow, type JobRow } from '../kernel/jobs.js'
+import { uniqueUntilOf } from '../kernel/unique-keys.js'
 import { foldResults } from '../kernel/settlements.js'
 import type { EnqueueResult, SettleResult } from '../store.js'
 
@@ -233,6 +234,30 @@ export function binaryEnqueueArrays(jobs: readonly NewJob[]): unknown[] {
   return arrays
 }
 
+/**
+ * sql/enqueue.sql's last three arrays, after now and the token base: each job's unique key mode,
+ * throttle window (kernel/unique-keys.ts) and debounce, each null as a whole when no job of the
+ * batch has one, so that a batch of ordinary jobs sends nothing more. pg's plain arrays: only
+ * keyed jobs have them.
+ */
+export function uniqueModeArrays(jobs: readonly NewJob[]): ((string | number | null)[] | null)[] {
+  let modes = false
+  let windows = false
+  let debounces = false
+  for (let i = 0; i < jobs.length; i++) {
+    const job = jobs[i]!
+    if (job.uniqueKey === null) continue
+    modes ||= uniqueUntilOf(job) !== null
+    windows ||= job.uniqueForMs != null
+    debounces ||= job.debounceMs != null
+  }
+  return [
+    modes ? jobs.map(uniqueUntilOf) : null,
+    windows ? jobs.map((job) => job.uniqueForMs ?? null) : null,
+    debounces ? jobs.map((job) => job.debounceMs ?? null) : null,
+  ]
+}
+
 /** Between the texts of a column in sql/enqueue-joined.sql: no queue or job name, and no JSON text, holds it. */
 const TEXT_SEPARATOR = '\x1e'
 /**
@@ -315,19 +340,24 @@ function writeInt8(view: DataView, offset: number, value: number | null): number
 }
 
 /**
- * The results of sql/enqueue.sql, which come as one row, ids joined by commas and one 't' or 'f'
- * per job for created: 10,000 rows of two columns cost this process 11.9 ms to read, one such row
+ * The results of sql/enqueue.sql, which come as one row, ids joined by commas and one 't', 'f' or
+ * 'd' (debounced) per job for created: 10,000 rows of two columns cost this process 11.9 ms to read, one such row
  * 5.5 ms (medians of 9).
  */
 export function enqueueResults(row: { ids: string; created: string }): EnqueueResult[] {
   const ids = row.ids.split(',')
   const { created } = row
   const results = new Array<EnqueueResult>(ids.length)
-  for (let i = 0; i < ids.length; i++) results[i] = { id: ids[i]!, created: created.charCodeAt(i) === T }
+  for (let i = 0; i < ids.length; i++) {
+    const flag = created.charCodeAt(i)
+    results[i] =
+      flag === D ? { id: ids[i]!, created: false, debounced: true } : { id: ids[i]!, created: flag === T }
+  }
   return results
 }
 
 const T = 't'.charCodeAt(0)
+const D = 'd'.charCodeAt(0)
 
 /**
  * Whether a batch is one job without a unique key, which sql/enqueue-one.sql enqueues as a plain

@@ -62,6 +62,7 @@ import { checkFireScheduleParams, checkSchedulesParams } from '../kernel/schedul
 import {
   binaryEnqueueArrays,
   enqueueArrays,
+  uniqueModeArrays,
   enqueueResults,
   enqueueOneValues,
   isPlainSingle,
@@ -200,7 +201,10 @@ export class PostgresStore implements Store {
     } else {
       const joined = joinedEnqueueParams(jobs)
       const name = joined === null ? 'enqueue' : 'enqueue-joined'
-      const values = [...(joined ?? binaryEnqueueArrays(jobs)), now ?? null, tokenBase]
+      const values =
+        joined === null
+          ? [...binaryEnqueueArrays(jobs), now ?? null, tokenBase, ...uniqueModeArrays(jobs)]
+          : [...joined, now ?? null, tokenBase]
       const [row] = await this.db.query<{ ids: string; created: string }>(this.texts[name], values, name)
       results = enqueueResults(row!)
     }
@@ -235,7 +239,7 @@ export class PostgresStore implements Store {
       ])
       return [{ id: (rows[0] as { id: string }).id, created: true }]
     }
-    const values = [...enqueueArrays(jobs, plainArrays), now ?? null, null]
+    const values = [...enqueueArrays(jobs, plainArrays), now ?? null, null, ...uniqueModeArrays(jobs)]
     const { rows } = await tx.query(this.texts.enqueue, values)
     return enqueueResults(rows[0] as { ids: string; created: string })
   }

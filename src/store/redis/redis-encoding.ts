@@ -10,6 +10,7 @@ import { assertName } from '../../core/validate.js'
 import type { Delivery } from '../kernel/delivery.js'
 import { jobIdCheck } from '../kernel/job-ids.js'
 import { metaOf, readMeta } from '../kernel/job-meta.js'
+import { uniqueUntilOf } from '../kernel/unique-keys.js'
 import { toClaimedJob } from '../kernel/jobs.js'
 import { newLeaseTokenBase } from '../kernel/lease-tokens.js'
 import {
@@ -102,8 +103,9 @@ export function integer(value: number): string {
 /**
  * The enqueue script's arguments, two per job: its spec ("queue,name,priority,runAt,delayMs,
  * maxAttempts,timeoutMs,uniqueKey", prefixed by "+expiresAt,expiresInMs,groupBytes,metaBytes,"
- * then the group and the meta for a job with a group, a start deadline or a meta:
- * lua/lib/enqueue-core.lua) and its payload. Refused whole above maxBytes.
+ * then the group and the meta for a job with a group, a start deadline or a meta, and all of it by
+ * "~uniqueUntil,uniqueForMs,debounceMs," for a unique key with a mode: lua/lib/enqueue-core.lua)
+ * and its payload. Refused whole above maxBytes.
  */
 export function enqueueArgs(jobs: readonly NewJob[], maxBytes: number): string[] {
   const args: string[] = new Array(jobs.length * 2)
@@ -128,7 +130,14 @@ export function enqueueArgs(jobs: readonly NewJob[], maxBytes: number): string[]
           `${group == null ? '' : Buffer.byteLength(group)},${meta === null ? '' : Buffer.byteLength(meta)},` +
           (group ?? '') +
           (meta ?? '')
+    const until = uniqueUntilOf(job)
+    const mode =
+      job.uniqueKey == null || (until === null && job.uniqueForMs == null && job.debounceMs == null)
+        ? ''
+        : `~${until ?? ''},${job.uniqueForMs == null ? '' : integer(job.uniqueForMs)},` +
+          `${job.debounceMs == null ? '' : integer(job.debounceMs)},`
     args[2 * i] =
+      mode +
       extra +
       `${job.queue},${job.name},${integer(job.priority)},${job.runAt === null ? '' : integer(job.runAt)},` +
       `${integer(job.delayMs)},${integer(job.maxAttempts)},${job.timeoutMs === null ? '' : integer(job.timeoutMs)},` +
@@ -263,8 +272,8 @@ export function toControlRecord([stop, flat, schedulesVersion]: [
 
 /**
  * enqueue_jobs's reply (lua/lib/enqueue-core.lua) as each job's result, in input order: the server's
- * time, the first id (job n, when created, has first id + n - 1), then the position (1-based) and
- * the holder's id of each job whose unique key was held.
+ * time, the first id (job n, when created, has first id + n - 1), then the position (1-based,
+ * negated for a debounced job) and the holder's id of each job whose unique key was held.
  */
 export function toEnqueueResults(
   count: number,
@@ -273,7 +282,10 @@ export function toEnqueueResults(
   const results: EnqueueResult[] = new Array(count)
   for (let i = 0; i < count; i++) results[i] = { id: String(Number(firstId) + i), created: true }
   for (let k = 0; k < notCreated.length; k += 2) {
-    results[Number(notCreated[k]) - 1] = { id: String(notCreated[k + 1]), created: false }
+    const position = Number(notCreated[k])
+    const id = String(notCreated[k + 1])
+    results[Math.abs(position) - 1] =
+      position < 0 ? { id, created: false, debounced: true } : { id, created: false }
   }
   return results
 }

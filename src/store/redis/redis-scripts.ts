@@ -54,6 +54,7 @@ export const KEY_LAYOUTS: readonly string[] = [
   '0003_ready-by-name',
   '0004_ready-by-group',
   '0005_schedules',
+  '0006_unique-modes',
 ]
 const LAYOUT_STEPS = numberedSteps(KEY_LAYOUTS)
 

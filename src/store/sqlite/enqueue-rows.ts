@@ -10,6 +10,8 @@ import type { NewJob } from '../../core/job.js'
 import type { EnqueueResult } from '../store.js'
 import { deadlineOf } from '../kernel/jobs.js'
 import { metaOf } from '../kernel/job-meta.js'
+import { throttleEnded, uniqueExpiresAtOf, uniqueUntilOf } from '../kernel/unique-keys.js'
+import { changeJobRows, type ChangedRows } from './change-job-rows.js'
 import type { SqliteConnection, Statement } from './sqlite-connection.js'
 
 /**
@@ -50,6 +52,12 @@ export function enqueueRows(connection: SqliteConnection, jobs: readonly NewJob[
   let params: unknown[] | null = null
   let shared: Statement | null = null
   let sharedParams: unknown[] | null = null
+  /** A debounced holder's new run time, noted as a job enqueued with it would be. */
+  const noteChanged = ({ readyQueues: ready, earliestScheduled: earliest }: ChangedRows): void => {
+    for (const queue of ready) readyQueues.add(queue)
+    if (earliest !== null && (earliestScheduled === null || earliest < earliestScheduled))
+      earliestScheduled = earliest
+  }
   let i = 0
   while (i < jobs.length) {
     if (takesRows(jobs, i)) {
@@ -106,7 +114,7 @@ export function enqueueRows(connection: SqliteConnection, jobs: readonly NewJob[
       nextId += ENQUEUE_ROWS
       i += ENQUEUE_ROWS
     } else {
-      const result = enqueueOne(connection, jobs[i]!, at, stateOf)
+      const result = enqueueOne(connection, jobs[i]!, at, stateOf, noteChanged)
       if (result.created && nextId !== null) nextId++
       results[i] = result
       i++
@@ -158,32 +166,56 @@ function enqueueOne(
   job: NewJob,
   at: number,
   stateOf: (job: NewJob, runAt: number) => 'ready' | 'scheduled',
+  noteChanged: (changed: ChangedRows) => void,
 ): EnqueueResult {
   const runAt = job.runAt ?? at + job.delayMs
   // A held key: nothing is inserted, and the state must not count as a wake-up (stateOf would).
   const ready = runAt <= at
-  const { changes, lastInsertRowid } = connection
-    .statement('enqueue')
-    .run(
-      job.queue,
-      job.name,
-      job.payload,
-      ready ? 'ready' : 'scheduled',
-      job.priority,
-      runAt,
-      job.maxAttempts,
-      job.timeoutMs,
-      job.uniqueKey,
-      job.group,
-      deadlineOf(job, at),
-      at,
-      at,
-      metaOf(job),
-    )
-  if (changes === 0) {
-    const holder = connection.statement('enqueue-find-unique').pluck().get({ unique_key: job.uniqueKey })
-    return { id: String(holder as number), created: false }
+  const params = [
+    job.queue,
+    job.name,
+    job.payload,
+    ready ? 'ready' : 'scheduled',
+    job.priority,
+    runAt,
+    job.maxAttempts,
+    job.timeoutMs,
+    job.uniqueKey,
+    job.group,
+    deadlineOf(job, at),
+    at,
+    at,
+    metaOf(job),
+    job.uniqueKey,
+    uniqueUntilOf(job),
+    uniqueExpiresAtOf(job, at),
+  ]
+  const insert = connection.statement('enqueue')
+  let inserted = insert.run(params)
+  if (inserted.changes === 0) {
+    const holder = connection.statement('enqueue-find-unique').get({ unique_key: job.uniqueKey }) as {
+      id: number
+      unique_expires_at: number | null
+    }
+    const id = String(holder.id)
+    if (!throttleEnded(holder.unique_expires_at, at)) {
+      if (job.debounceMs === null) return { id, created: false }
+      // Debounced: a holder that has not started takes this payload and run time, through the
+      // change of a queued job (change-job-rows.ts); one that has (and holds the key until it
+      // finishes) is left as it is. No claim can come between, inside this write transaction.
+      const changed = changeJobRows(
+        connection,
+        [{ id, priority: null, runAt: at + job.debounceMs, payload: job.payload, maxAttempts: null }],
+        at,
+      )
+      if (changed.results[0] !== 'ok') return { id, created: false }
+      noteChanged(changed)
+      return { id, created: false, debounced: true }
+    }
+    // A throttle's window has ended: the key is free, and this job takes it in the same transaction.
+    connection.statement('enqueue-free-unique').run({ id: holder.id })
+    inserted = insert.run(params)
   }
   stateOf(job, runAt)
-  return { id: String(lastInsertRowid), created: true }
+  return { id: String(inserted.lastInsertRowid), created: true }
 }

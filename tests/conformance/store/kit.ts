@@ -37,8 +37,8 @@ export const UNKNOWN_ID = '999999999'
 export type WaitForJobs = (params: WaitParams & { claim: WaitClaim }) => Promise<WaitResult>
 
 /**
- * What a waiter on 'default' (claiming up to 5) is handed when `count` jobs are enqueued through
- * `peer` while it waits. The wait must be registered before the enqueue, which a slow machine may
+ * What a waiter on 'default' (claiming up to 5) is handed when `count` jobs (each with `overrides`)
+ * are enqueued through `peer` while it waits. The wait must be registered before the enqueue, which a slow machine may
  * miss: then the jobs are cancelled (left ready under a limit, they would end every next wait at
  * once) and it tries again, waiting longer first, up to 5 times.
  */
@@ -47,6 +47,7 @@ export async function deliveredOnEnqueue(
   peer: Store,
   waitForJobs: WaitForJobs,
   count: number,
+  overrides: Partial<NewJob> = {},
 ): Promise<WaitResult> {
   const claim = { limit: 5, leaseMs: LEASE_MS, workerId: 'waiter' }
   for (let attempt = 1; ; attempt++) {
@@ -55,7 +56,7 @@ export async function deliveredOnEnqueue(
     const added = await enqueueJobs(
       peer,
       Date.now(),
-      Array.from({ length: count }, () => ({})),
+      Array.from({ length: count }, () => overrides),
     )
     const wake = await within(4 * SECOND, 'waitForJobs', waiting)
     if (wake.reason === 'delivered') return wake

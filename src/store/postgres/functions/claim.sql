@@ -156,6 +156,9 @@ BEGIN
                        THEN '{"kind":"expired","message":"its start deadline (expiresAt) passed before it could start"}'
                      ELSE j.last_error
                    END,
+      -- A key that frees when its job finishes frees when it ends so (migration 0016).
+      held_unique_key = CASE WHEN j.expires_at <= at AND j.unique_until IS NOT NULL THEN NULL
+                             ELSE j.held_unique_key END,
       updated_at = at
   WHERE j.id = ANY (ARRAY(
     SELECT due.id
@@ -298,14 +301,17 @@ BEGIN
     WITH leased AS (
       UPDATE :"schema".jobs AS j
       SET state = 'active', attempts = j.attempts + 1, lease_token = p_token_base || '.' || j.id,
-          lease_expires_at = at + p_lease_ms, worker_id = p_worker_id, updated_at = at, delivered = p_delivered
+          lease_expires_at = at + p_lease_ms, worker_id = p_worker_id, updated_at = at, delivered = p_delivered,
+          -- A key that frees when its job starts frees here (migration 0016).
+          held_unique_key = CASE WHEN j.unique_until = 'started' THEN NULL ELSE j.held_unique_key END
       FROM unnest(picked_ids, picked_ords) AS picked(id, ord)
       WHERE j.id = picked.id AND j.id = ANY (picked_ids)
       RETURNING j.*, picked.ord
     )
     SELECT l.id, l.queue, l.name, l.payload, l.state, l.priority, l.run_at, l.attempts, l.max_attempts,
            l.timeout_ms, l.unique_key, l.lease_token, l.lease_expires_at, l.worker_id, l.last_error, l.result,
-           l.created_at, l.updated_at, l.finished_at, l.delivered, l.group_key, l.expires_at, l.meta
+           l.created_at, l.updated_at, l.finished_at, l.delivered, l.group_key, l.expires_at, l.meta,
+           l.held_unique_key, l.unique_until, l.unique_expires_at
     FROM leased AS l
     ORDER BY l.ord, l.priority DESC, l.run_at, l.id;
   END IF;

@@ -50,6 +50,10 @@ BEGIN
     SET state = CASE WHEN NOT j.delivered AND j.attempts >= j.max_attempts THEN 'dead' ELSE 'ready' END,
         attempts = j.attempts - CASE WHEN j.delivered THEN 1 ELSE 0 END,
         finished_at = CASE WHEN NOT j.delivered AND j.attempts >= j.max_attempts THEN at END,
+        -- A key that frees when its job finishes frees when it ends dead (migration 0016).
+        held_unique_key = CASE WHEN NOT j.delivered AND j.attempts >= j.max_attempts AND j.unique_until IS NOT NULL
+                                 THEN NULL
+                               ELSE j.held_unique_key END,
         last_error = CASE
                        WHEN j.delivered THEN j.last_error
                        ELSE json_build_object(

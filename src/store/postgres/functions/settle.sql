@@ -47,6 +47,9 @@ BEGIN
         result = CASE WHEN item.kind = 'completed' THEN item.result ELSE j.result END,
         last_error = coalesce(item.error, j.last_error),
         finished_at = CASE WHEN item.kind IN ('completed', 'dead') THEN at END,
+        -- A key that frees when its job finishes frees here (migration 0016).
+        held_unique_key = CASE WHEN item.kind IN ('completed', 'dead') AND j.unique_until IS NOT NULL THEN NULL
+                               ELSE j.held_unique_key END,
         updated_at = at, lease_token = NULL, lease_expires_at = NULL, worker_id = NULL
     FROM item
     -- = ANY(lockable): by primary key, whatever the join is estimated at; and only rows this call holds.

@@ -9,7 +9,9 @@ WITH clock AS (SELECT coalesce($3::bigint, :"schema".now_ms()) AS at),
 cancelled AS (
   UPDATE :"schema".jobs AS j
   SET state = 'dead', last_error = $2::text, finished_at = clock.at, updated_at = clock.at,
-      lease_token = NULL, lease_expires_at = NULL, worker_id = NULL
+      lease_token = NULL, lease_expires_at = NULL, worker_id = NULL,
+      -- A key that frees when its job finishes (or starts) frees when it ends (migration 0016).
+      held_unique_key = CASE WHEN j.unique_until IS NULL THEN j.held_unique_key END
   FROM clock
   WHERE j.id = ANY($1::bigint[]) AND j.state IN ('scheduled', 'ready', 'active')
   RETURNING j.queue

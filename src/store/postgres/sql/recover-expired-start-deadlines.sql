@@ -8,7 +8,9 @@
 -- Uses: jobs_deadline (migration 0013): only unstarted jobs with a deadline.
 WITH clock AS (SELECT coalesce($1::bigint, :"schema".now_ms()) AS at)
 UPDATE :"schema".jobs AS j
-SET state = 'dead', last_error = $3::text, finished_at = clock.at, updated_at = clock.at
+SET state = 'dead', last_error = $3::text, finished_at = clock.at, updated_at = clock.at,
+    -- A key that frees when its job finishes (or starts) frees when it ends (migration 0016).
+    held_unique_key = CASE WHEN j.unique_until IS NULL THEN j.held_unique_key END
 FROM clock
 WHERE j.id = ANY (ARRAY(
   SELECT e.id FROM :"schema".jobs AS e

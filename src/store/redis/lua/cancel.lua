@@ -8,6 +8,7 @@
 --   cancelled job is not counted as expired, whatever its deadline.
 -- Publishes: 'r<queue>' for a queue with a concurrency or group concurrency limit that a
 --   cancelled active job makes room in (untrack_lease, prelude.lua).
+-- A cancelled job frees its unique key if its mode says so (free_unique_key_at_end, prelude.lua).
 -- Returns: how many jobs were cancelled. An id whose hash is gone (evicted) counts as no job; it
 --   leaves the jobs index and the active zset (forget_job, prelude.lua).
 local count = 0
@@ -39,6 +40,7 @@ for i = FIRST + 1, #ARGV do
     redis.call('HDEL', key, 'lt', 'le', 'w', 'dv')
     redis.call('HSET', key, 's', 'dead', 'e', ARGV[FIRST], 'f', NOW, 'u', NOW)
     redis.call('ZADD', P_DEAD .. queue, NOW, id)
+    free_unique_key_at_end(key, id)
     count = count + 1
   end
 end

@@ -7,7 +7,7 @@
 -- waiters and their queues woken as any enqueue's. With overlap 'skip', while the job of the last
 -- fire (last_job_id) is unfinished (scheduled, ready or active: kernel/schedules.ts
 -- UNFINISHED_STATES; a job purged or evicted has finished), the slots are passed over instead.
--- include: lib/prelude.lua, lib/namespace-check.lua, lib/groups.lua, lib/claim-core.lua, lib/deliver.lua, lib/enqueue-core.lua
+-- include: lib/prelude.lua, lib/namespace-check.lua, lib/groups.lua, lib/claim-core.lua, lib/deliver.lua, lib/change-job.lua, lib/enqueue-core.lua
 -- KEYS, ARGV 1-4: the common layout (prelude.lua).
 -- ARGV FIRST: the schedule's id; FIRST + 1, FIRST + 2: its version and last_slot as the fire was
 --   planned from them; FIRST + 3: toSlot; then two per job, as enqueue_jobs reads them, none when

@@ -15,6 +15,10 @@
 --     schedule) and a job's meta ('m'). Nothing to move: a namespace before it has no schedule, and
 --     its jobs no meta. The version alone keeps an earlier Ferry, which would run jobs without their
 --     own backoff, off the namespace.
+--   layout 6 (0006_unique-modes): how long a job's unique key holds (prelude.lua: 'uu' and 'ux'),
+--     freed at its job's transition. Nothing to move: every key held before it holds until the
+--     purge. The version alone keeps an earlier Ferry, which would never free a key, off the
+--     namespace.
 -- include: lib/prelude.lua
 -- KEYS, ARGV 1-4: the common layout (prelude.lua). ARGV 3 is '' at open; a store that is open
 --   already (migrate() called again) passes its marker, checked first, as namespace-check.lua does

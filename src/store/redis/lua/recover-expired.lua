@@ -59,6 +59,7 @@ for _, candidate in ipairs(candidates) do
       if attempts >= max_attempts then
         redis.call('HSET', key, 's', 'dead', 'f', NOW)
         redis.call('ZADD', P_DEAD .. job[2], NOW, id)
+        free_unique_key_at_end(key, id)
         dead[#dead + 1] = id
       else
         redis.call('HSET', key, 's', 'ready')

@@ -126,6 +126,8 @@ local function lease(id, queue, gate)
       'w', claim_worker, 'u', NOW)
   end
   redis.call('ZADD', K_ACTIVE, lease_expires_at, id)
+  -- A key that frees when its job starts: only a job with a key pays for the look.
+  if job[AT.uk] and redis.call('HGET', key, 'uu') == 'started' then free_unique_key(id, job[AT.uk]) end
   if gate then
     local group = job[AT.g] or nil
     if gate.concurrency then track_lease(key, queue, id, lease_expires_at) end

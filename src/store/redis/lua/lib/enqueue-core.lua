@@ -1,8 +1,8 @@
 -- enqueue-core: enqueue_jobs inserts a batch of jobs, as enqueue.lua and fire-schedule.lua take
 -- them: one insert path, so that a schedule's jobs are stored, indexed, unique and handed to
 -- waiters exactly as any other. A job whose unique key is held returns the holder's id and writes
--- nothing. Included after lib/deliver.lua; the caller runs deliver_to_waiters and publish_wakes
--- after it, once its own writes are done.
+-- nothing. Included after lib/deliver.lua and lib/change-job.lua; the caller runs
+-- deliver_to_waiters and publish_wakes after it, once its own writes are done.
 -- enqueue_jobs(from) reads two arguments per job from ARGV[from] to the end:
 --   spec: 'queue,name,priority,runAt,delayMs,maxAttempts,timeoutMs,uniqueKey' (runAt and timeoutMs
 --     '' for null; uniqueKey last, '' for none, and may itself hold commas)
@@ -13,15 +13,22 @@
 --   server's clock as for delayMs; groupBytes and metaBytes the lengths in bytes of the group and
 --   of the meta, as both may hold commas). No queue name starts with '+', so a job with none of
 --   them costs one string.byte to tell, and stores and indexes nothing more.
+--   A job whose unique key has a mode has its spec (prefix included) prefixed again, by
+--   '~uniqueUntil,uniqueForMs,debounceMs,' (each '' for none: uniqueUntil 'finished' or 'started',
+--   stored as 'uu'; uniqueForMs a throttle's window from now, its end stored as 'ux'; debounceMs:
+--   a holder of the key that has not started takes this job's payload and a run time debounceMs
+--   from now, through change_job (lib/change-job.lua), and the job is reported debounced).
 --   A deadline is stored as 'x' and its job put in the deadlines zset (prelude.lua); a meta (the
 --   JSON text of a job's schedule slot and own backoff: kernel/job-meta.ts) as 'm', which no
 --   script reads but to return it.
--- Returns: { now, first id, then for each job that was not created: its position (1-based) and
---   its unique key's holder }, and the last job's id (its own, or its key's holder's). The batch
+-- Returns: { now, first id, then for each job that was not created: its position (1-based; negated
+--   for a debounced job) and its unique key's holder }, and the last job's id (its own, or its key's holder's). The batch
 --   draws one id per job with one INCRBY: job n, when created, has the first id + n - 1 (a job not
 --   created leaves a gap).
--- Evicted data (allowEviction, prelude.lua): a unique key whose holder's hash is gone is free
---   again; an id counter that is gone while the jobs index is not goes on from the highest id
+-- A unique key is held by the job the hash of unique keys names, until the transition its mode
+--   names frees it (free_unique_key, prelude.lua), or until its throttle's end ('ux'), which the
+--   first enqueue of the key to find it passed frees: this job takes the key. Evicted data
+--   (allowEviction, prelude.lua): a unique key whose holder's hash is gone is free again; an id counter that is gone while the jobs index is not goes on from the highest id
 --   there, so a new job never takes the id (and the hash) of one that is still stored.
 -- Cost per job (10,000 jobs of 520 B, own server, AOF always): the hash (8 fields here; attempts,
 --   updatedAt and the id are left out: prelude.lua), and its place in the jobs index and its ready
@@ -79,6 +86,11 @@ local function enqueue_jobs(from)
   for n = 1, count do
     local i = from + 2 * (n - 1)
     local spec = ARGV[i]
+    -- How long its unique key holds, for a key with a mode (header); nil otherwise.
+    local unique_until, unique_for_ms, debounce_ms
+    if string.byte(spec) == 126 then
+      unique_until, unique_for_ms, debounce_ms, spec = string.match(spec, '^~(%a*),(%d*),(%d*),(.*)$')
+    end
     -- A group, a start deadline and a meta, for a job with any (header); nil otherwise.
     local group, expires_at, job_meta
     if string.byte(spec) == 43 then
@@ -101,11 +113,24 @@ local function enqueue_jobs(from)
     local queue, name, priority, run_at, delay_ms, max_attempts, timeout_ms, unique_key =
       string.match(spec, '^([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),(.*)$')
     local holder = unique_key ~= '' and redis.call('HGET', K_UNIQUE, unique_key)
-    if holder and redis.call('HEXISTS', P_JOB .. holder, 'q') == 0 then
-      holder = false -- its job was evicted: the key is this job's now (HSET below)
+    if holder then
+      local held = redis.call('HMGET', P_JOB .. holder, 'q', 'ux')
+      -- Its job was evicted, or its throttle has ended: the key is this job's now (HSET below).
+      if not held[1] or (held[2] and tonumber(held[2]) <= NOW) then holder = false end
     end
     if holder then
-      results[#results + 1] = n
+      local position = n
+      if debounce_ms and debounce_ms ~= '' then
+        -- A holder of this batch may still have its entries in the lists of zadds: written first,
+        -- so that the change moves them.
+        if zadds and tonumber(holder) >= first_id then
+          zadd_all(zadds)
+          zadds = {}
+        end
+        -- A holder that has started (and holds the key until it finishes) is left as it is.
+        if change_job(holder, nil, NOW + tonumber(debounce_ms), ARGV[i + 1], nil) == 'ok' then position = -n end
+      end
+      results[#results + 1] = position
       results[#results + 1] = holder
       last_id = holder
     else
@@ -137,6 +162,14 @@ local function enqueue_jobs(from)
           fields[#fields + 1] = 'uk'
           fields[#fields + 1] = unique_key
           redis.call('HSET', K_UNIQUE, unique_key, id)
+          if unique_until and unique_until ~= '' then
+            fields[#fields + 1] = 'uu'
+            fields[#fields + 1] = unique_until
+          end
+          if unique_for_ms and unique_for_ms ~= '' then
+            fields[#fields + 1] = 'ux'
+            fields[#fields + 1] = string.format('%d', NOW + tonumber(unique_for_ms))
+          end
         end
         if group then
           fields[#fields + 1] = 'g'

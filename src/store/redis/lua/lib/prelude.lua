@@ -77,7 +77,9 @@
 --   ever returned, and absent for a plain job, which pays one absent field of each read: a plain
 --   enqueue of one job cost 165,900 redis-server instructions against 167,300 before, a claim of
 --   one 233,700 against 233,000, a settle 132,200 against 132,900, within the runs' spread;
---   callgrind, 300 calls each, medians of 3 runs, 2026-12-03). Of an active
+--   callgrind, 300 calls each, medians of 3 runs, 2026-12-03), uu the transition that frees its
+--   unique key ('finished' or 'started'; absent: the purge) and ux a throttle's end (epoch ms:
+--   docs/uniqueness.md); both absent for a job without a key. Of an active
 --   job, u is when its lease was last set (claim, renewal, take): le - u is the lease's length.
 --   A null is an absent field. Left out to keep an enqueue cheap: a absent is 0 attempts, u absent
 --   is createdAt (never updated); the id is in the key (hashes of layout 1 may still hold 'id').
@@ -240,6 +242,21 @@ end
 local function forget_job(id)
   redis.call('ZREM', K_JOBS, id)
   redis.call('DEL', P_JOB .. id)
+end
+
+-- Frees a job's unique key, if the job still holds it (the hash of unique keys names it): at the
+-- transition its mode ('uu') names, in the script that makes it. Once free, the key is the next
+-- enqueue's, and never its old job's again (a retried dead job does not take it back).
+local function free_unique_key(id, unique_key)
+  if redis.call('HGET', K_UNIQUE, unique_key) == id then redis.call('HDEL', K_UNIQUE, unique_key) end
+end
+
+-- At a job's end (completed, or dead: failed, cancelled, expired, out of its lease): a key that
+-- frees when its job finishes or starts frees now. For the scripts that do not read the job's
+-- 'uu' and 'uk' already; a job without them costs one HMGET of two absent fields.
+local function free_unique_key_at_end(key, id)
+  local unique = redis.call('HMGET', key, 'uu', 'uk')
+  if unique[1] and unique[2] then free_unique_key(id, unique[2]) end
 end
 
 -- A job as scripts return it (claim, listJobs; getJob reads the same fields): its id, then these
@@ -506,6 +523,7 @@ local EXPIRED_ERROR = '{"kind":"expired","message":"its start deadline (expiresA
 -- ready or scheduled (and of the deadlines zset): counted in its queue's expired set for stats.
 local function end_expired(key, id, queue)
   redis.call('HSET', key, 's', 'dead', 'e', EXPIRED_ERROR, 'f', NOW, 'u', NOW)
+  free_unique_key_at_end(key, id)
   redis.call('ZADD', P_DEAD .. queue, NOW, id)
   redis.call('SADD', P_EXPIRED .. queue, id)
 end

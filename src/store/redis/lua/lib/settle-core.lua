@@ -8,6 +8,8 @@
 -- It returns { 1 (ok) | 0 (lease lost), ... } in input order, and the index of the next ARGV. A
 --   job whose hash is gone (evicted) is lease lost too, and leaves the active zset and the jobs
 --   index (prelude.lua).
+-- A job that completes or ends dead frees its unique key if its mode ('uu') says so
+--   (free_unique_key, prelude.lua).
 -- A job put back in line (retry, snoozed) with a start deadline ('x') is in the deadlines zset
 --   again (put_back, prelude.lua): as in the SQL stores, it ends as expired if its deadline passes
 --   before it is claimed again.
@@ -23,7 +25,7 @@ local function settle_items(i)
     local kind, id, token, run_at, data = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
     i = i + 5
     local key = P_JOB .. id
-    local job = redis.call('HMGET', key, 's', 'lt', 'q', 'pr', 'n', 'lq', 'x', 'g', 'lg')
+    local job = redis.call('HMGET', key, 's', 'lt', 'q', 'pr', 'n', 'lq', 'x', 'g', 'lg', 'uu', 'uk')
     if not job[3] then
       redis.call('ZREM', K_ACTIVE, id)
       forget_job(id)
@@ -45,10 +47,12 @@ local function settle_items(i)
           redis.call('HSET', key, 's', 'completed', 'f', NOW, 'u', NOW)
         end
         redis.call('ZADD', P_COMPLETED .. queue, NOW, id)
+        if job[10] then free_unique_key(id, job[11]) end
       elseif kind == 'dead' then
         redis.call('HDEL', key, 'lt', 'le', 'w', 'dv')
         redis.call('HSET', key, 's', 'dead', 'e', data, 'f', NOW, 'u', NOW)
         redis.call('ZADD', P_DEAD .. queue, NOW, id)
+        if job[10] then free_unique_key(id, job[11]) end
       else
         local at = tonumber(run_at)
         redis.call('HDEL', key, 'lt', 'le', 'w', 'dv')
