@@ -43,6 +43,7 @@ describe('normalizeJob', () => {
       expiresInMs: null,
       schedule: null,
       backoff: null,
+      keepForMs: null,
     })
   })
 

@@ -52,6 +52,7 @@ test('add, list, pause, resume and remove a schedule', async (t) => {
       group: null,
       expiresInMs: null,
       backoff: null,
+      keepForMs: null,
       missed: 'once',
       overlap: 'skip',
       tz: 'Europe/London',

@@ -23,6 +23,7 @@ import { queueControlCases } from './store/queue-control.js'
 import { queueLimitsCases } from './store/queue-limits.js'
 import { recoverCases } from './store/recover.js'
 import { renewCases } from './store/renew.js'
+import { retentionCases } from './store/retention.js'
 import { schedulesCases } from './store/schedules.js'
 import { settleCases } from './store/settle.js'
 import { waitCases } from './store/wait.js'
@@ -51,6 +52,7 @@ const AREAS: readonly ((cases: ConformanceCases) => void)[] = [
   queueControlCases,
   queueLimitsCases,
   schedulesCases,
+  retentionCases,
   adminCases,
   lifecycleCases,
 ]

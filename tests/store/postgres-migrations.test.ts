@@ -150,8 +150,8 @@ test('PostgreSQL migrations', skipUnlessAvailable(await postgresUnreachableReaso
       const store = await old.open()
       assert.deepEqual(
         await adminQuery(`SELECT * FROM "${old.schema}".jobs ORDER BY id`),
-        before.map((row) => ({ ...row, group_key: null, expires_at: null, meta: null })),
-        'jobs kept, each without a group or a start deadline (migration 0013), or meta (0015)',
+        before.map((row) => ({ ...row, group_key: null, expires_at: null, meta: null, keep_for_ms: null })),
+        'jobs kept, each without a group or a start deadline (migration 0013), meta (0015) or keepForMs (0017)',
       )
 
       const fresh = tempSchema(t)

@@ -153,7 +153,13 @@ test('a file of schema version 4 migrates with every job kept as it was, ids giv
   // Later migrations add columns, empty for the jobs of before.
   assert.deepEqual(
     db.prepare('SELECT * FROM ferry_jobs ORDER BY id').all(),
-    before.map((row) => ({ ...(row as object), group_key: null, expires_at: null, meta: null })),
+    before.map((row) => ({
+      ...(row as object),
+      group_key: null,
+      expires_at: null,
+      meta: null,
+      keep_for_ms: null,
+    })),
   )
   assert.equal(db.pragma('integrity_check', { simple: true }), 'ok')
   assert.doesNotMatch(

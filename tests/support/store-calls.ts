@@ -1,6 +1,6 @@
 /**
  * Store calls that many tests make, in the shape they had before the contract folded them into
- * its 17 methods: one job by id, why a wait ended, and clamping leases on its own.
+ * its 18 methods: one job by id, why a wait ended, and clamping leases on its own.
  */
 import type { Job, JobId } from '../../src/core/job.js'
 import type { RecoverParams, Store, WaitParams, WaitResult } from '../../src/store/store.js'

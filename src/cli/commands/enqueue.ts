@@ -23,6 +23,7 @@ interface EnqueueFlags {
   uniqueKey?: string
   group?: string
   expiresIn?: string
+  keepFor?: string
   stdin?: boolean
 }
 
@@ -37,6 +38,7 @@ const ONE_JOB_FLAGS: readonly [keyof EnqueueFlags, string][] = [
   ['uniqueKey', '--unique-key'],
   ['group', '--group'],
   ['expiresIn', '--expires-in'],
+  ['keepFor', '--keep-for'],
 ]
 
 export function registerEnqueue(program: Command): void {
@@ -56,6 +58,10 @@ export function registerEnqueue(program: Command): void {
     .option('--unique-key <key>', 'if a job with this key exists, print its id and add nothing')
     .option('--group <key>', "the job's group (a tenant, a customer): what per-group limits count")
     .option('--expires-in <duration>', 'if not started within this (from now), the job never runs: 30s, 1h')
+    .option(
+      '--keep-for <duration>',
+      "keep it this long once finished, or forever (default: its queue's retention)",
+    )
     .option(
       '--stdin',
       'read one job per line from stdin as JSON: {"name", "payload", ...options} (docs/cli.md)',
@@ -106,6 +112,10 @@ export function registerEnqueue(program: Command): void {
         if (flags.group !== undefined) options.group = flags.group
         if (flags.expiresIn !== undefined)
           options.expiresInMs = parseDuration(flags.expiresIn, '--expires-in')
+        if (flags.keepFor !== undefined) {
+          options.keepForMs =
+            flags.keepFor.trim() === 'forever' ? Infinity : parseDuration(flags.keepFor, '--keep-for')
+        }
 
         await withStore(storeForJobs(program), async (store) => {
           const { id, created } = await createClient({ store }).enqueue(name, payload, options)
@@ -171,6 +181,7 @@ const LINE_KEYS = [
   'group',
   'expiresInMs',
   'expiresAt',
+  'keepForMs',
 ] as const
 type LineKey = (typeof LINE_KEYS)[number]
 /** Keys that go to EnqueueOptions unchanged; null in any of them means "the default", as in the API. */
@@ -183,6 +194,7 @@ const PLAIN_OPTION_KEYS = [
   'uniqueKey',
   'group',
   'expiresInMs',
+  'keepForMs',
 ] as const
 
 const paintStderr = painter(process.stderr)

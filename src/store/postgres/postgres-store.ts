@@ -16,6 +16,8 @@ import {
   type JobPage,
   type ListJobsParams,
   type MigrateResult,
+  type PruneParams,
+  type PruneResult,
   type PurgeParams,
   type QueueStats,
   type RecoverParams,
@@ -38,6 +40,7 @@ import {
   checkCancelParams,
   checkListJobsParams,
   checkControlParams,
+  checkPruneParams,
   checkPurgeParams,
   checkRetryParams,
   checkStatsParams,
@@ -50,6 +53,7 @@ import { compareIds } from '../kernel/job-ids.js'
 import { EXPIRED_ERROR, type JobRow, toClaimedRow, toJob } from '../kernel/jobs.js'
 import { newLeaseTokenBase } from '../kernel/lease-tokens.js'
 import { purgeInChunks } from '../kernel/purge.js'
+import { pruneBatch, retentionsOf, type FinishedState } from '../kernel/retention.js'
 import { checkSettlements } from '../kernel/settlements.js'
 import { preparedOrClosed, usedThenClosed } from '../kernel/lifecycle.js'
 import { foldStats, statsCountOf } from '../kernel/stats.js'
@@ -490,6 +494,30 @@ export class PostgresStore implements Store {
         at,
       ])
       return { deleted: row!.count }
+    })
+  }
+
+  async prune(params: PruneParams = {}): Promise<PruneResult> {
+    this.assertOpen('prune')
+    const { now, limit } = checkPruneParams(params)
+    const [at, targets, { queues }] = await Promise.all([
+      now ?? this.serverNow(),
+      this.db.query<{ state: FinishedState; queue: string }>(this.texts['prune-queues'], [], 'prune-queues'),
+      this.control(),
+    ])
+    const count = async (text: string, values: unknown[]): Promise<number> =>
+      (await this.db.query<{ count: number }>(text, values))[0]!.count
+    return pruneBatch(at, limit, targets, retentionsOf(queues), {
+      deleteKept: (upTo, n) => count(this.texts['prune-kept'], [upTo, n]),
+      countBound: async ({ queue, state }, keep) => {
+        const [row] = await this.db.query<{ finished_at: string; id: string }>(
+          this.texts['prune-count-bound'],
+          [state, queue, keep - 1],
+        )
+        return row === undefined ? null : { finishedAt: Number(row.finished_at), id: row.id }
+      },
+      deleteBefore: ({ queue, state }, bound, n) =>
+        count(this.texts.prune, [state, queue, bound.finishedAt, bound.id, n]),
     })
   }
 

@@ -54,6 +54,9 @@ export const KEY_LAYOUTS: readonly string[] = [
   '0003_ready-by-name',
   '0004_ready-by-group',
   '0005_schedules',
+  // Layout 6 is another change's (unique keys that end with their job), made alongside this one.
+  '0006_unique-modes',
+  '0007_retention',
 ]
 const LAYOUT_STEPS = numberedSteps(KEY_LAYOUTS)
 

@@ -35,6 +35,8 @@ import type {
   JobPage,
   ListJobsParams,
   MigrateResult,
+  PruneParams,
+  PruneResult,
   PurgeParams,
   QueueStats,
   RecoverParams,
@@ -57,6 +59,7 @@ import {
   checkCancelParams,
   checkListJobsParams,
   checkControlParams,
+  checkPruneParams,
   checkPurgeParams,
   checkRetryParams,
   checkStatsParams,
@@ -68,6 +71,7 @@ import { assertOpen } from '../kernel/assert-open.js'
 import { cancelledError } from '../kernel/cancel.js'
 import { compareIds } from '../kernel/job-ids.js'
 import { purgeInChunks } from '../kernel/purge.js'
+import { RETENTION_DEFAULTS } from '../kernel/retention.js'
 import { preparedOrClosed, usedThenClosed } from '../kernel/lifecycle.js'
 import { checkFireScheduleParams, checkSchedulesParams, toSchedule } from '../kernel/schedules.js'
 import { foldStats } from '../kernel/stats.js'
@@ -426,6 +430,21 @@ export class RedisStore implements Store {
       ])) as [number, number]
       return { deleted, looked }
     })
+  }
+
+  /**
+   * lua/prune.lua: one batch in one script, the steps of kernel/retention.ts pruneBatch done where
+   * the zsets are, so a batch is one round trip however many queues it walks.
+   */
+  async prune(params: PruneParams = {}): Promise<PruneResult> {
+    this.assertOpen('prune')
+    const { now, limit } = checkPruneParams(params)
+    const [deleted, looked] = (await this.scripts.run('prune', now, [
+      limit,
+      RETENTION_DEFAULTS.completedMs,
+      RETENTION_DEFAULTS.deadMs,
+    ])) as [number, number]
+    return { deleted, more: looked >= limit }
   }
 
   // ── schedules ──────────────────────────────────────────────────────────────────────────────

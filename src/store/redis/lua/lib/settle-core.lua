@@ -23,7 +23,7 @@ local function settle_items(i)
     local kind, id, token, run_at, data = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
     i = i + 5
     local key = P_JOB .. id
-    local job = redis.call('HMGET', key, 's', 'lt', 'q', 'pr', 'n', 'lq', 'x', 'g', 'lg')
+    local job = redis.call('HMGET', key, 's', 'lt', 'q', 'pr', 'n', 'lq', 'x', 'g', 'lg', 'k')
     if not job[3] then
       redis.call('ZREM', K_ACTIVE, id)
       forget_job(id)
@@ -44,11 +44,11 @@ local function settle_items(i)
           redis.call('HDEL', key, 'lt', 'le', 'w', 'dv', 'r')
           redis.call('HSET', key, 's', 'completed', 'f', NOW, 'u', NOW)
         end
-        redis.call('ZADD', P_COMPLETED .. queue, NOW, id)
+        add_finished(queue, id, 'completed', job[10])
       elseif kind == 'dead' then
         redis.call('HDEL', key, 'lt', 'le', 'w', 'dv')
         redis.call('HSET', key, 's', 'dead', 'e', data, 'f', NOW, 'u', NOW)
-        redis.call('ZADD', P_DEAD .. queue, NOW, id)
+        add_finished(queue, id, 'dead', job[10])
       else
         local at = tonumber(run_at)
         redis.call('HDEL', key, 'lt', 'le', 'w', 'dv')
