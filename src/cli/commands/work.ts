@@ -31,6 +31,7 @@ interface WorkFlags {
   maxRss?: string
   verbose?: boolean
   scheduler: boolean
+  retention: boolean
 }
 
 export function registerWork(program: Command): void {
@@ -64,6 +65,10 @@ export function registerWork(program: Command): void {
       '--no-scheduler',
       "do not fire the store's schedules (by default every worker may; each slot fires once)",
     )
+    .option(
+      '--no-retention',
+      'do not delete finished jobs past their retention (by default every worker does, a batch at a time)',
+    )
     .action(async (flags: WorkFlags) => {
       // Inline handlers share this process's stdout and stderr and may end or close them: the
       // worker's own lines go to the descriptors (ferryStderr), and stream errors are dropped.
@@ -78,6 +83,7 @@ export function registerWork(program: Command): void {
             : parseInteger(flags.prefetch, '--prefetch', { orWord: 'auto' }),
         leaseMs: parseDuration(flags.lease, '--lease'),
         scheduler: flags.scheduler,
+        retention: flags.retention,
       }
       if (flags.limit !== undefined) options.jobLimit = parseInteger(flags.limit, '--limit')
       if (flags.timeLimit !== undefined) options.timeLimitMs = parseDuration(flags.timeLimit, '--time-limit')
