@@ -7,11 +7,10 @@ import type { Client } from '../../src/client/client.js'
 import type { Store } from '../../src/store/store.js'
 import { sqliteStoreUrl } from './child-worker.js'
 import { withBenchSchema } from './postgres.js'
-import { openRedisBench, withBenchRedis } from './redis.js'
+import { openRedisBench, REDIS_BENCH_SETUP, withBenchRedis } from './redis.js'
 import { openBenchStore } from './store.js'
 import { withTempDir } from './temp.js'
 import type { BenchStoreKind, Figure, ScenarioDef } from './types.js'
-import { REDIS_BENCH_SETUP } from './redis.js'
 
 /** A store and a producer on it, both open for the measurement. */
 export interface Opened {
