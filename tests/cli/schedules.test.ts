@@ -52,7 +52,6 @@ test('add, list, pause, resume and remove a schedule', async (t) => {
       group: null,
       expiresInMs: null,
       backoff: null,
-      keepForMs: null,
       missed: 'once',
       overlap: 'skip',
       tz: 'Europe/London',
