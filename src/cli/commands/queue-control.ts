@@ -72,9 +72,8 @@ export function registerQueueControl(program: Command): void {
     .description('the queues that are paused or limited, with when, by whom and why')
     .option('--json', 'print a JSON document (shape in docs/cli.md)')
     .action(async (flags: { json?: boolean }) => {
-      // A queue whose only setting is its retention is `ferry retention`'s, not listed here.
       const controls = (await withStore(existingStore(program), (store) => listQueueControls(store))).filter(
-        (control) => control.paused !== null || describeLimits(control) !== 'no limits',
+        isPausedOrLimited,
       )
       if (flags.json === true) {
         process.stdout.write(
@@ -212,6 +211,11 @@ function rateWindows(flags: LimitFlags, args: readonly string[]): { rate?: numbe
     }
   }
   return windows
+}
+
+/** Whether a queue is paused or limited: one whose only setting is its retention is neither. */
+export function isPausedOrLimited(control: QueueControl): boolean {
+  return control.paused !== null || describeLimits(control) !== 'no limits'
 }
 
 /** 'concurrency 5, rate 100/1m, group concurrency 2', or 'no limits'. */

@@ -14,6 +14,7 @@ import { Worker, type StopReason, type WorkerOptions } from '../../worker/worker
 import { ferryStderr, ferryStdout, ignoreStandardStreamErrors } from '../fd-writer.js'
 import { countOf, formatInstant, painter } from '../format.js'
 import { storeForJobs } from '../open.js'
+import { isPausedOrLimited } from './queue-control.js'
 
 interface WorkFlags {
   handlers: string
@@ -243,7 +244,7 @@ function queueControlLines(
   now: number,
 ): string[] {
   return controls
-    .filter((control) => queues.includes(control.queue))
+    .filter((control) => queues.includes(control.queue) && isPausedOrLimited(control))
     .map(({ queue, paused, limits }) => {
       const limit =
         limits.concurrency === null ? '' : `at most ${limits.concurrency} of its jobs active at once`
