@@ -16,6 +16,7 @@ import {
   SECOND,
   HOUR,
   claimAt,
+  completed,
   enqueueJob,
   enqueueJobs,
   finishNew,
@@ -220,6 +221,32 @@ export function retentionCases({ test }: ConformanceCases): void {
       assert.deepEqual(await store.prune({ now: t + 3 * DAY }), { deleted: 1, more: false })
       await store.prune({ now: t + 1000 * DAY })
       assert.deepEqual(await existing(store, [longer, forever]), [forever])
+    })
+
+    test('counts, retries and purges a job with its own keepForMs as any other, and prunes it once', async ({
+      store,
+    }) => {
+      const t = Date.now()
+      const dead = await finishNew(store, t, 'dead', { keepForMs: HOUR })
+      const done = await finishNew(store, t, 'completed', { keepForMs: HOUR })
+      const plain = await finishNew(store, t, 'completed')
+      const counts = async (): Promise<[number, number]> => {
+        const [stats] = await store.stats({ now: t })
+        return [stats?.completed ?? 0, stats?.dead ?? 0]
+      }
+      assert.deepEqual(await counts(), [2, 1])
+      assert.equal(await store.retry({ ids: [dead], now: t }), 1)
+      assert.deepEqual(await counts(), [2, 0])
+      const [again] = await claimAt(store, t + SECOND, {}, dead)
+      await store.settle({ settlements: [completed(again)], now: t + SECOND })
+      assert.deepEqual(await counts(), [3, 0])
+      // Retried and completed again: its hour runs from its new finish.
+      assert.deepEqual(await store.prune({ now: t + HOUR }), { deleted: 1, more: false })
+      assert.deepEqual(await existing(store, [dead, done, plain]), [dead, plain])
+      assert.equal(await store.purge({ state: 'completed', now: t + HOUR }), 2)
+      assert.deepEqual(await existing(store, [dead, plain]), [])
+      assert.deepEqual(await counts(), [0, 0])
+      assert.deepEqual(await store.prune({ now: t + 2 * HOUR }), { deleted: 0, more: false })
     })
 
     test('refuses a bad limit or an unknown param, and deletes nothing', async ({ store }) => {
