@@ -503,7 +503,8 @@ export class PostgresStore implements Store {
     const [at, targets, { queues }] = await Promise.all([
       now ?? this.serverNow(),
       this.db.query<{ state: FinishedState; queue: string }>(this.texts['prune-queues'], [], 'prune-queues'),
-      this.control(),
+      // The record read as control() reads it, without what control() tells this process's waiters.
+      applyControl(this.db, this.texts, {}),
     ])
     const count = async (text: string, values: unknown[]): Promise<number> =>
       (await this.db.query<{ count: number }>(text, values))[0]!.count
