@@ -1,8 +1,9 @@
 /**
- * Retention, as every store's prune() gets it from here: how long a queue keeps its finished jobs
- * (its control record's retention, or the defaults), and one prune batch walked queue by queue.
- * A store brings only its reads and deletes; which jobs go, in which order and how many a batch
- * takes is decided once, here.
+ * Retention: how long a queue keeps its finished jobs (its control record's retention, or the
+ * defaults), and one prune batch walked queue by queue. A SQL store brings only its reads and
+ * deletes to pruneBatch; which jobs go, in which order and how many a batch takes is decided
+ * here. Redis does the same steps in one script (lua/prune.lua), given RETENTION_DEFAULTS, so
+ * that a batch is one round trip there.
  */
 import type { PruneResult, QueueControl, QueueRetention } from '../store.js'
 
