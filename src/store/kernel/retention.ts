@@ -83,6 +83,8 @@ function isAfter(a: PruneBound, b: PruneBound): boolean {
 export interface PruneTarget {
   queue: string
   state: FinishedState
+  /** Its oldest job (the first its queue's retention governs): nothing before it, nothing to delete. */
+  oldest: PruneBound
 }
 
 /** What a store does for a prune batch; each call is its own short transaction or statement. */
@@ -101,19 +103,29 @@ export interface PruneSteps {
   deleteBefore(target: PruneTarget, bound: PruneBound, limit: number): number | Promise<number>
 }
 
+/** What a prune batch reads first, in one read: what it may have to delete. */
+export interface PruneCandidates {
+  /** The queues with finished jobs, by state, each with its oldest. */
+  targets: readonly PruneTarget[]
+  /** When the first job with its own keepForMs runs out (finish time + keepForMs), or null for none. */
+  keptUntil: number | null
+  /** The queues' own retentions. */
+  retentions: ReadonlyMap<string, QueueRetention>
+}
+
 /**
  * One prune batch: jobs past their own keepForMs first, then each target's jobs past its queue's
- * age or beyond its count (the later of the two bounds), oldest first, until `limit` went.
- * `targets`: the queues with finished jobs, by state; `retentions`: the queues' settings.
+ * age or beyond its count (the later of the two bounds), oldest first, until `limit` went. A step
+ * with nothing to delete (what was read says so) is not taken: a sweep of a store with nothing
+ * past its retention, every worker's usual sweep, writes nothing and takes no write lock.
  */
 export async function pruneBatch(
   now: number,
   limit: number,
-  targets: readonly PruneTarget[],
-  retentions: ReadonlyMap<string, QueueRetention>,
+  { targets, keptUntil, retentions }: PruneCandidates,
   steps: PruneSteps,
 ): Promise<PruneResult> {
-  let deleted = await steps.deleteKept(now, limit)
+  let deleted = keptUntil !== null && keptUntil <= now ? await steps.deleteKept(now, limit) : 0
   for (const target of targets) {
     if (deleted >= limit) break
     const { keepMs, keepCount } = stateRetention(retentions.get(target.queue), target.state)
@@ -122,7 +134,9 @@ export async function pruneBatch(
       const counted = keepCount === 0 ? END : await steps.countBound(target, keepCount)
       if (counted !== null && (bound === null || isAfter(counted, bound))) bound = counted
     }
-    if (bound !== null) deleted += await steps.deleteBefore(target, bound, limit - deleted)
+    if (bound !== null && isAfter(bound, target.oldest)) {
+      deleted += await steps.deleteBefore(target, bound, limit - deleted)
+    }
   }
   return { deleted, more: deleted >= limit }
 }

@@ -53,7 +53,7 @@ import { compareIds } from '../kernel/job-ids.js'
 import { EXPIRED_ERROR, type JobRow, toClaimedRow, toJob } from '../kernel/jobs.js'
 import { newLeaseTokenBase } from '../kernel/lease-tokens.js'
 import { purgeInChunks } from '../kernel/purge.js'
-import { pruneBatch, retentionsOf, type FinishedState } from '../kernel/retention.js'
+import { pruneBatch, retentionsOf, type FinishedState, type PruneCandidates } from '../kernel/retention.js'
 import { checkSettlements } from '../kernel/settlements.js'
 import { preparedOrClosed, usedThenClosed } from '../kernel/lifecycle.js'
 import { foldStats, statsCountOf } from '../kernel/stats.js'
@@ -500,15 +500,23 @@ export class PostgresStore implements Store {
   async prune(params: PruneParams = {}): Promise<PruneResult> {
     this.assertOpen('prune')
     const { now, limit } = checkPruneParams(params)
-    const [at, targets, { queues }] = await Promise.all([
+    type Oldest = { state: FinishedState | null; queue: string; finished_at: string; id: string }
+    const [at, rows, { queues }] = await Promise.all([
       now ?? this.serverNow(),
-      this.db.query<{ state: FinishedState; queue: string }>(this.texts['prune-queues'], [], 'prune-queues'),
+      this.db.query<Oldest & { kept_until: string | null }>(this.texts['prune-queues'], [], 'prune-queues'),
       // The record read as control() reads it, without what control() tells this process's waiters.
       applyControl(this.db, this.texts, {}),
     ])
     const count = async (text: string, values: unknown[]): Promise<number> =>
       (await this.db.query<{ count: number }>(text, values))[0]!.count
-    return pruneBatch(at, limit, targets, retentionsOf(queues), {
+    const candidates: PruneCandidates = {
+      targets: rows.flatMap(({ state, queue, finished_at, id }) =>
+        state === null ? [] : [{ state, queue, oldest: { finishedAt: Number(finished_at), id } }],
+      ),
+      keptUntil: rows[0]?.kept_until == null ? null : Number(rows[0].kept_until),
+      retentions: retentionsOf(queues),
+    }
+    return pruneBatch(at, limit, candidates, {
       deleteKept: (upTo, n) => count(this.texts['prune-kept'], [upTo, n]),
       countBound: async ({ queue, state }, keep) => {
         const [row] = await this.db.query<{ finished_at: string; id: string }>(

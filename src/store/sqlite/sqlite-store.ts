@@ -438,15 +438,23 @@ export class SqliteStore implements Store {
   async prune(params: PruneParams = {}): Promise<PruneResult> {
     this.assertOpen('prune')
     const { now, limit } = checkPruneParams(params)
-    const queues = this.connection.statement('prune-queues').pluck()
-    const { targets, controls } = this.connection.read(() => ({
+    const queues = this.connection.statement('prune-queues')
+    type Oldest = { queue: string; finished_at: number; id: number }
+    const candidates = this.connection.read(() => ({
       targets: FINISHED_STATES.flatMap((state) =>
-        (queues.all({ state }) as string[]).map((queue) => ({ queue, state })),
+        (queues.all({ state }) as Oldest[]).map(({ queue, finished_at, id }) => ({
+          queue,
+          state,
+          oldest: { finishedAt: finished_at, id },
+        })),
       ),
-      controls: this.connection.statement('queue-control-list').all() as QueueControlRow[],
+      keptUntil: (this.connection.statement('prune-kept-next').pluck().get() as number | undefined) ?? null,
+      retentions: retentionsOf(
+        toQueueControls(this.connection.statement('queue-control-list').all() as QueueControlRow[]),
+      ),
     }))
     const countBound = this.connection.statement('prune-count-bound')
-    return pruneBatch(now ?? Date.now(), limit, targets, retentionsOf(toQueueControls(controls)), {
+    return pruneBatch(now ?? Date.now(), limit, candidates, {
       deleteKept: (at, upTo) => this.deleteFinished('prune-kept', { now: at, limit: upTo }),
       countBound: ({ queue, state }, keep) => {
         const row = this.connection.read(() => countBound.get({ state, queue, offset: keep - 1 })) as
