@@ -17,6 +17,10 @@ ALTER TABLE ferry_jobs ADD COLUMN keep_for_ms INTEGER GENERATED ALWAYS AS (json_
 -- the rowid every index ends with), so the oldest are the first read, the count limit's boundary
 -- is an OFFSET from the newest, and the queues with finished jobs are found by a skip over the
 -- index. Jobs with their own keepForMs are not in it: they never block a queue's oldest.
+-- What it costs every job that completes or dies: one more index entry, measured at 6.1 µs per
+-- settled job without it and 7.0 µs with it (the settle UPDATE alone, batches of 32, synchronous
+-- off so no fsync, 200,000 jobs, medians of 4 interleaved runs at load 3-5, 2026-12-07), against
+-- 50-70 µs a no-op job costs a worker end to end.
 CREATE INDEX ferry_jobs_retention ON ferry_jobs (state, queue, finished_at)
   WHERE finished_at IS NOT NULL AND keep_for_ms IS NULL;
 
