@@ -35,6 +35,8 @@ export {
   type StopReason,
   type StopOptions,
 } from './worker/worker.js'
+export type { RetentionSweep } from './worker/retention-sweeper.js'
+export { RETENTION_DEFAULTS } from './store/kernel/retention.js'
 export {
   AttemptAbort,
   type Executor,

@@ -7,10 +7,10 @@ import type { Client } from '../../src/client/client.js'
 import type { Store } from '../../src/store/store.js'
 import { sqliteStoreUrl } from './child-worker.js'
 import { withBenchSchema } from './postgres.js'
-import { openRedisBench, withBenchRedis } from './redis.js'
+import { openRedisBench, REDIS_BENCH_SETUP, withBenchRedis } from './redis.js'
 import { openBenchStore } from './store.js'
 import { withTempDir } from './temp.js'
-import type { BenchStoreKind } from './types.js'
+import type { BenchStoreKind, Figure, ScenarioDef } from './types.js'
 
 /** A store and a producer on it, both open for the measurement. */
 export interface Opened {
@@ -59,4 +59,32 @@ export const FRESH_STORES: Record<BenchStoreKind, WithStores> = {
       let n = 0
       return fn((body) => closing(openRedisBench(server, `fresh-${++n}`), (o) => o.url, body))
     }),
+}
+
+/** Where each store's figures come from, as a scenario's summary names it. */
+const WHERE: Record<BenchStoreKind, string> = {
+  sqlite: 'SQLite (durability full)',
+  postgres: 'PostgreSQL',
+  redis: `Redis (${REDIS_BENCH_SETUP})`,
+}
+
+/**
+ * One measurement as a scenario per store: `name` on SQLite, `postgres-name` and `redis-name`,
+ * each summary starting with where it ran.
+ */
+export function scenariosPerStore(
+  name: string,
+  summary: string,
+  sizes: { fullSize: number; quickSize: number },
+  run: (kind: BenchStoreKind) => (size: number) => Promise<Figure[]>,
+): Record<BenchStoreKind, ScenarioDef> {
+  const def = (kind: BenchStoreKind): ScenarioDef => ({
+    name: kind === 'sqlite' ? name : `${kind}-${name}`,
+    store: kind,
+    summary: `${WHERE[kind]}: ${summary}`,
+    ...sizes,
+    run: run(kind),
+    targets: {},
+  })
+  return { sqlite: def('sqlite'), postgres: def('postgres'), redis: def('redis') }
 }

@@ -35,6 +35,11 @@ import {
 } from '../scenarios/queue-control.js'
 import { redisWakeScenario } from '../scenarios/redis-wake.js'
 import {
+  postgresRetentionScenario,
+  redisRetentionScenario,
+  retentionScenario,
+} from '../scenarios/retention.js'
+import {
   postgresSchedulesScenario,
   redisSchedulesScenario,
   schedulesScenario,
@@ -63,6 +68,7 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   supervisorCpuScenario,
   queueControlScenario,
   schedulesScenario,
+  retentionScenario,
   postgresEnqueueScenario,
   postgresThroughputScenario,
   postgresPrefetchDefaultScenario,
@@ -75,6 +81,7 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   postgresChurnIdleScenario,
   postgresQueueControlScenario,
   postgresSchedulesScenario,
+  postgresRetentionScenario,
   redisEnqueueScenario,
   redisThroughputScenario,
   redisPrefetchDefaultScenario,
@@ -84,4 +91,5 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   redisIdleCpuScenario,
   redisQueueControlScenario,
   redisSchedulesScenario,
+  redisRetentionScenario,
 ]

@@ -28,7 +28,16 @@ export {
   type StopWorkersParams,
   type StopWorkersResult,
 } from './manage.js'
-export { pauseQueue, resumeQueue, limitQueue, listQueueControls, runningQueue } from './queue-control.js'
+export {
+  pauseQueue,
+  resumeQueue,
+  limitQueue,
+  listQueueControls,
+  runningQueue,
+  setQueueRetention,
+  getQueueRetention,
+  type RetentionReport,
+} from './queue-control.js'
 export {
   listSchedules,
   putSchedule,

@@ -69,7 +69,8 @@ export interface QueueCounts extends JobCounts {
 }
 
 /** A queue's counts and its control settings: whether it is paused (when, by whom, why), its limits. */
-export interface QueueReport extends QueueCounts, Omit<QueueControl, 'queue'> {}
+/** A queue's counts and its pause and limits (its retention is `ferry retention`'s). */
+export interface QueueReport extends QueueCounts, Omit<QueueControl, 'queue' | 'retention'> {}
 
 export interface StatsReport {
   /** When the jobs were counted (epoch ms): the recent window ends here. */

@@ -11,6 +11,7 @@ import { registerJobs } from './commands/jobs.js'
 import { registerMigrate } from './commands/migrate.js'
 import { registerPurge } from './commands/purge.js'
 import { registerQueueControl } from './commands/queue-control.js'
+import { registerRetention } from './commands/retention.js'
 import { registerRetry } from './commands/retry.js'
 import { registerSchedules } from './commands/schedules.js'
 import { registerStats } from './commands/stats.js'
@@ -52,6 +53,7 @@ registerCancel(program)
 registerPurge(program)
 registerStopWorkers(program)
 registerQueueControl(program)
+registerRetention(program)
 registerSchedules(program)
 
 // `ferry jobs --json | head -1`: the reader is gone, which is no error of ours (`ferry work` opts out).

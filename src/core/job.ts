@@ -65,6 +65,11 @@ export interface Job {
   schedule: JobSchedule | null
   /** The job's own retry delays, in place of its worker's backoff; null: the worker's. */
   backoff: JobBackoff | null
+  /**
+   * How long the job is kept once finished (Infinity: forever), in place of its queue's retention;
+   * null: its queue's.
+   */
+  keepForMs: number | null
   lastError: JobError | null
   /** The handler's return value, for completed jobs. */
   result: unknown
@@ -113,6 +118,8 @@ export interface NewJob {
   expiresInMs: number | null
   schedule: JobSchedule | null
   backoff: JobBackoff | null
+  /** Kept this long once finished (Infinity: forever) in place of its queue's retention; null: its queue's. */
+  keepForMs: number | null
 }
 
 /**

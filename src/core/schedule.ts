@@ -194,5 +194,6 @@ export function firedJob(id: string, job: ScheduleJob, slot: number, late: boole
     expiresInMs: job.expiresInMs,
     schedule: { id, slot, late },
     backoff: job.backoff,
+    keepForMs: null,
   }
 }

@@ -46,6 +46,7 @@ describe('normalizeJob', () => {
       expiresInMs: null,
       schedule: null,
       backoff: null,
+      keepForMs: null,
     })
   })
 

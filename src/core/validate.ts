@@ -80,6 +80,11 @@ export interface EnqueueOptions {
    * (one delay per retry, the last repeated).
    */
   backoff?: JobBackoffOption
+  /**
+   * How long the job is kept once it completed or went dead, in place of its queue's retention
+   * (age and count): whole milliseconds, or Infinity to keep it until purged.
+   */
+  keepForMs?: number
 }
 
 const ENQUEUE_OPTION_KEYS = optionKeys<EnqueueOptions>({
@@ -97,6 +102,7 @@ const ENQUEUE_OPTION_KEYS = optionKeys<EnqueueOptions>({
   expiresInMs: true,
   expiresAt: true,
   backoff: true,
+  keepForMs: true,
 })
 
 export interface NormalizeJobOptions {
@@ -141,6 +147,7 @@ export function normalizeJob(
       expiresInMs: null,
       schedule: null,
       backoff: null,
+      keepForMs: null,
     }
   }
   const opts = options
@@ -185,6 +192,8 @@ export function normalizeJob(
   // A debounced job's first run time is the same as any later enqueue of its key would set.
   if (debounceMs !== null) delayMs = debounceMs
   const { expiresAt, expiresInMs } = startDeadline(opts, runAt, delayMs)
+  const keepForMs = opts.keepForMs ?? null
+  if (keepForMs !== null) assertKeepMs(keepForMs, 'keepForMs')
 
   return {
     queue: queue as string,
@@ -204,6 +213,25 @@ export function normalizeJob(
     expiresInMs,
     schedule: null,
     backoff: opts.backoff == null ? null : normalizeJobBackoff(opts.backoff),
+    keepForMs,
+  }
+}
+
+/**
+ * The longest retention short of forever (Infinity): about 100 years. Past it, keeping forever is
+ * the honest setting, and every store's arithmetic on instants stays exact.
+ */
+export const KEEP_MAX_MS = 100 * 365 * 86_400_000
+
+/** How long finished jobs are kept: whole milliseconds up to KEEP_MAX_MS, or Infinity (forever). */
+export function assertKeepMs(value: unknown, field: string): void {
+  if (value === Infinity) return
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > KEEP_MAX_MS) {
+    throw new ValidationError(
+      'invalid_option',
+      field,
+      `must be whole milliseconds from 0 to ${KEEP_MAX_MS} (about 100 years), or Infinity to keep forever (got ${describeValue(value)})`,
+    )
   }
 }
 

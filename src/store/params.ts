@@ -5,7 +5,7 @@
  */
 import { ValidationError } from '../core/errors.js'
 import { JOB_STATES } from '../core/job.js'
-import { assertInteger, assertName, assertQueueList } from '../core/validate.js'
+import { assertInteger, assertKeepMs, assertName, assertQueueList } from '../core/validate.js'
 import { assertKnownKeys, optionKeys } from '../core/option-keys.js'
 import type {
   CancelParams,
@@ -15,7 +15,9 @@ import type {
   QueueLimits,
   QueuePause,
   RateLimit,
+  PruneParams,
   PurgeParams,
+  QueueRetention,
   RetryParams,
   StatsParams,
 } from './store.js'
@@ -52,8 +54,10 @@ const CONTROL_KEYS = optionKeys<ControlParams>({
   pause: true,
   resume: true,
   limit: true,
+  retention: true,
   now: true,
 })
+const PRUNE_KEYS = optionKeys<PruneParams>({ now: true, limit: true })
 const PAUSE_KEYS = optionKeys<QueuePause>({ queue: true, reason: true, by: true })
 const LIMIT_KEYS = [
   'queue',
@@ -63,6 +67,19 @@ const LIMIT_KEYS = [
   'groupConcurrency',
   'groupRate',
 ] as const satisfies readonly (keyof QueueLimits | 'queue' | 'clear')[]
+const RETENTION_KEYS = [
+  'queue',
+  'clear',
+  'completedMs',
+  'deadMs',
+  'completedCount',
+  'deadCount',
+] as const satisfies readonly (keyof QueueRetention | 'queue' | 'clear')[]
+/** The most jobs a count limit may keep per queue and state; no count limit keeps any number. */
+export const RETENTION_COUNT_MAX = 1_000_000_000
+export const PRUNE_LIMIT_DEFAULT = 1000
+/** A prune's batch is one transaction or script: bounded, so that claims never wait long for it. */
+export const PRUNE_LIMIT_MAX = 10_000
 /** A pause's reason and author: text for people, bounded so a control record stays small. */
 export const PAUSE_REASON_MAX = 1000
 export const PAUSE_BY_MAX = 200
@@ -153,7 +170,9 @@ export function checkPurgeParams(params: PurgeParams): void {
 
 export function checkControlParams(params: ControlParams): void {
   assertKnownKeys(params, CONTROL_KEYS, '')
-  const changes = (['pause', 'resume', 'limit'] as const).filter((key) => params[key] !== undefined)
+  const changes = (['pause', 'resume', 'limit', 'retention'] as const).filter(
+    (key) => params[key] !== undefined,
+  )
   if (changes.length > 1) {
     throw new ValidationError(
       'invalid_option',
@@ -161,7 +180,8 @@ export function checkControlParams(params: ControlParams): void {
       `one queue change a call: ${changes.join(' and ')} were both given`,
     )
   }
-  const { pause, resume, limit } = params
+  const { pause, resume, limit, retention } = params
+  if (retention !== undefined) checkRetentionChange(retention)
   if (pause !== undefined) {
     assertKnownKeys(pause, PAUSE_KEYS, 'pause')
     assertName(pause.queue, 'pause.queue')
@@ -172,36 +192,70 @@ export function checkControlParams(params: ControlParams): void {
     assertKnownKeys(resume, ['queue'], 'resume')
     assertName(resume.queue, 'resume.queue')
   }
-  if (limit !== undefined) {
-    assertKnownKeys(limit, LIMIT_KEYS, 'limit')
-    assertName(limit.queue, 'limit.queue')
-    if (limit.clear !== undefined && typeof limit.clear !== 'boolean') {
-      throw new ValidationError('invalid_option', 'limit.clear', 'must be true or false')
-    }
-    const given = LIMIT_KEYS.filter((key) => key !== 'queue' && key !== 'clear' && key in limit)
-    if (limit.clear === true && given.length > 0) {
-      throw new ValidationError('invalid_option', `limit.${given[0]!}`, 'cannot be set together with clear')
-    }
-    if (limit.clear !== true && given.length === 0) {
-      throw new ValidationError(
-        'invalid_option',
-        'limit',
-        'must set a limit (concurrency, rate, groupConcurrency, groupRate) or clear them',
-      )
-    }
-    if (limit.clear !== true) {
-      for (const key of ['concurrency', 'groupConcurrency'] as const) {
-        const value = limit[key]
-        if (value !== null && value !== undefined) {
-          assertInteger(value, `limit.${key}`, { min: 1, max: QUEUE_LIMIT_MAX })
-        }
+  if (limit !== undefined && !isClear(limit, LIMIT_KEYS, 'limit', 'a limit')) {
+    for (const key of ['concurrency', 'groupConcurrency'] as const) {
+      const value = limit[key]
+      if (value !== null && value !== undefined) {
+        assertInteger(value, `limit.${key}`, { min: 1, max: QUEUE_LIMIT_MAX })
       }
-      for (const key of ['rate', 'groupRate'] as const) {
-        const value = limit[key]
-        if (value !== null && value !== undefined) checkRate(value, `limit.${key}`)
-      }
+    }
+    for (const key of ['rate', 'groupRate'] as const) {
+      const value = limit[key]
+      if (value !== null && value !== undefined) checkRate(value, `limit.${key}`)
     }
   }
+}
+
+/**
+ * What a queue change that sets fields or clears them all (limit, retention) must be: known keys,
+ * a queue name, and either `clear: true` alone or at least one field. Returns whether it clears.
+ */
+function isClear<Change extends { queue: string; clear?: boolean }>(
+  change: Change,
+  keys: readonly string[],
+  field: string,
+  what: string,
+): change is Extract<Change, { clear: true }> {
+  assertKnownKeys(change, keys, field)
+  assertName(change.queue, `${field}.queue`)
+  if (change.clear !== undefined && typeof change.clear !== 'boolean') {
+    throw new ValidationError('invalid_option', `${field}.clear`, 'must be true or false')
+  }
+  const settings = keys.filter((key) => key !== 'queue' && key !== 'clear')
+  const given = settings.filter((key) => key in change)
+  if (change.clear === true && given.length > 0) {
+    throw new ValidationError('invalid_option', `${field}.${given[0]!}`, 'cannot be set together with clear')
+  }
+  if (change.clear !== true && given.length === 0) {
+    throw new ValidationError(
+      'invalid_option',
+      field,
+      `must set ${what} (${settings.join(', ')}) or clear them`,
+    )
+  }
+  return change.clear === true
+}
+
+function checkRetentionChange(retention: NonNullable<ControlParams['retention']>): void {
+  if (isClear(retention, RETENTION_KEYS, 'retention', 'a retention')) return
+  for (const key of ['completedMs', 'deadMs'] as const) {
+    const value = retention[key]
+    if (value !== null && value !== undefined) assertKeepMs(value, `retention.${key}`)
+  }
+  for (const key of ['completedCount', 'deadCount'] as const) {
+    const value = retention[key]
+    if (value !== null && value !== undefined) {
+      assertInteger(value, `retention.${key}`, { min: 0, max: RETENTION_COUNT_MAX })
+    }
+  }
+}
+
+/** prune()'s params checked, its default limit filled in. */
+export function checkPruneParams(params: PruneParams): { now: number | undefined; limit: number } {
+  assertKnownKeys(params, PRUNE_KEYS, '')
+  const { now, limit = PRUNE_LIMIT_DEFAULT } = params
+  assertInteger(limit, 'limit', { min: 1, max: PRUNE_LIMIT_MAX })
+  return { now, limit }
 }
 
 function checkRate(rate: RateLimit, field: string): void {

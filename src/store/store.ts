@@ -392,6 +392,11 @@ export interface ControlParams {
    * `{ queue, clear: true }` removes them all.
    */
   limit?: QueueLimitChange
+  /**
+   * Set how long a queue keeps its finished jobs: each field given replaces that setting (null
+   * puts back its default), the others stay. `{ queue, clear: true }` puts back every default.
+   */
+  retention?: QueueRetentionChange
   now?: number
 }
 
@@ -435,12 +440,48 @@ export type QueueLimitChange = { queue: string } & (
   ({ clear?: false } & Partial<QueueLimits>) | { clear: true }
 )
 
+/**
+ * How long a queue keeps its finished jobs before prune() deletes them, each null for its default
+ * (RETENTION_DEFAULTS: completed jobs a day, dead jobs 14 days, no count limit). An age of
+ * Infinity keeps them forever. A job enqueued with its own keepForMs is kept that long instead,
+ * and counts against neither age nor count of its queue.
+ */
+export interface QueueRetention {
+  /** Completed jobs are deleted this long after they finished. */
+  completedMs: number | null
+  /** Dead jobs are deleted this long after they finished. */
+  deadMs: number | null
+  /** At most this many completed jobs are kept: the newest, by finish time. */
+  completedCount: number | null
+  /** At most this many dead jobs are kept: the newest, by finish time. */
+  deadCount: number | null
+}
+
+export type QueueRetentionChange = { queue: string } & (
+  ({ clear?: false } & Partial<QueueRetention>) | { clear: true }
+)
+
 /** A queue's control settings: a queue without any is not listed. */
 export interface QueueControl {
   queue: string
   /** When, by whom and why the queue was paused; null while it runs. */
   paused: { at: number; by: string | null; reason: string | null } | null
   limits: QueueLimits
+  /** Each null while the queue keeps that default. */
+  retention: QueueRetention
+}
+
+export interface PruneParams {
+  now?: number
+  /** Most jobs to delete in this call. Default 1000. */
+  limit?: number
+}
+
+export interface PruneResult {
+  /** Jobs deleted by this call. */
+  deleted: number
+  /** Whether the call stopped at its limit: more jobs past their retention may be waiting. */
+  more: boolean
 }
 
 /**
@@ -457,7 +498,7 @@ export interface ControlRecord {
 }
 
 /**
- * The 18 methods every backend implements. What a store can do beyond the common ground is said
+ * The 19 methods every backend implements. What a store can do beyond the common ground is said
  * by `capabilities` alone, and asked for by a param (`tx`, `claim`, `delivered`): a store without
  * the capability refuses that param with a ValidationError, so a wrapper (wrapStore) never needs
  * to know which store it wraps.
@@ -520,6 +561,12 @@ export interface Store {
    * where a change made a job ready now, as an enqueue does.
    */
   changeJobs(params: ChangeJobsParams): Promise<ChangeJobsResult>
+  /**
+   * Deletes one bounded batch of finished jobs past their retention (their queue's, or their own
+   * keepForMs), oldest first, as purge deletes (their unique keys freed): the worker's sweep
+   * repeats it while `more`. Each batch is short, so claims run between batches.
+   */
+  prune(params?: PruneParams): Promise<PruneResult>
 
   // schedules
   /**
@@ -536,7 +583,7 @@ export interface Store {
 
   // worker control
   /** Reads the workers' control record, after changing it as asked (`requestStop`, `pause`,
-   * `resume`, `limit`: at most one queue change a call). */
+   * `resume`, `limit`, `retention`: at most one queue change a call). */
   control(params?: ControlParams): Promise<ControlRecord>
 }
 
@@ -557,6 +604,7 @@ export const STORE_METHODS = [
   'cancel',
   'purge',
   'changeJobs',
+  'prune',
   'schedules',
   'fireSchedule',
   'control',

@@ -1,5 +1,6 @@
 import type { ExpiredLease, RecoverResult, Store } from '../store/store.js'
 import { monotonicMs } from '../core/monotonic.js'
+import { jittered, PeriodicSweep } from './periodic-sweep.js'
 
 export interface RecovererOptions {
   store: Store
@@ -42,22 +43,18 @@ interface Reading {
  * up: it has the store clamp them to their own length from now (and does so at start, for a step
  * it did not see). docs/reliability.md gives the bounds.
  */
-export class Recoverer {
-  private timer: NodeJS.Timeout | null = null
-  private sweeping: Promise<RecoverResult> | null = null
-  private stopped = false
+export class Recoverer extends PeriodicSweep<RecoverResult> {
   private readonly monotonicNow: () => number
   private last: Reading | null = null
   /** Until then (our clock), recover only leases watched for long enough. */
   private carefulUntil = -Infinity
   /** Leases seen expired while careful: when each was first seen (our clock), by id. */
   private readonly watched = new Map<string, { lease: ExpiredLease; since: number }>()
-  /** Ends a careful sweep's wait early (stop). */
-  private wakeWait: (() => void) | null = null
   /** From the last sweep: how long until the next lease that had not run out will (store time). */
   private nextExpiryIn: number | null = null
 
   constructor(private readonly options: RecovererOptions) {
+    super(options.onError)
     this.monotonicNow = options.monotonicNow ?? monotonicMs
   }
 
@@ -66,24 +63,11 @@ export class Recoverer {
     // A step may have come just before: careful for one lease, and clamp (the first sweep does).
     this.carefulUntil = this.monotonicNow() + this.options.leaseMs
     this.last = null
-    this.schedule(0)
+    this.schedule(0, () => this.nextSweepIn())
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true
-    if (this.timer !== null) clearTimeout(this.timer)
-    this.timer = null
-    this.wakeWait?.()
-    await this.sweeping?.catch(() => undefined)
-  }
-
-  /** One sweep now, until nothing expired is left (careful, it waits for what it watches). */
-  runOnce(): Promise<RecoverResult> {
-    this.sweeping ??= this.sweep().finally(() => (this.sweeping = null))
-    return this.sweeping
-  }
-
-  private async sweep(): Promise<RecoverResult> {
+  /** One sweep, until nothing expired is left (careful, it waits for what it watches). */
+  protected async sweep(): Promise<RecoverResult> {
     const { store } = this.options
     const total: RecoverResult = { retried: [], dead: [], clamped: 0, expired: [] }
     this.nextExpiryIn = null
@@ -125,7 +109,7 @@ export class Recoverer {
       // interval later.
       const nextDueAt = careful ? this.nextWatchedDueAt() : null
       if (nextDueAt === null || this.stopped) break
-      await this.waitUntil(nextDueAt)
+      await this.wait(nextDueAt - this.monotonicNow())
     }
     this.options.onDone(total)
     return total
@@ -184,41 +168,16 @@ export class Recoverer {
     return next
   }
 
-  private waitUntil(at: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(
-        () => {
-          this.wakeWait = null
-          resolve()
-        },
-        Math.max(1, at - this.monotonicNow()),
-      )
-      this.wakeWait = () => {
-        clearTimeout(timer)
-        this.wakeWait = null
-        resolve()
-      }
-    })
-  }
-
   /**
-   * The next sweep: after the interval (with jitter), or when the next lease the last sweep saw
-   * runs out, if sooner. Healthy leases are renewed long before (a third of the way), so this wakes
-   * no idle worker more often; it brings back soon a short lease nobody renews: a job handed to a
-   * waiter that froze (a delivery lease, DELIVERY_LEASE_MS).
+   * When the next sweep starts: after the interval (with jitter), or when the next lease the last
+   * sweep saw runs out, if sooner. Healthy leases are renewed long before (a third of the way), so
+   * this wakes no idle worker more often; it brings back soon a short lease nobody renews: a job
+   * handed to a waiter that froze (a delivery lease, DELIVERY_LEASE_MS).
    */
-  private schedule(delayMs: number): void {
-    if (this.stopped) return
-    this.timer = setTimeout(() => {
-      this.timer = null
-      this.runOnce()
-        .catch((error: unknown) => this.options.onError(error))
-        .finally(() => {
-          const interval = this.options.intervalMs * (0.9 + Math.random() * 0.2)
-          const expiry = this.nextExpiryIn
-          this.schedule(expiry === null ? interval : Math.min(interval, Math.max(1, expiry + 1)))
-        })
-    }, delayMs)
+  private nextSweepIn(): number {
+    const interval = jittered(this.options.intervalMs)
+    const expiry = this.nextExpiryIn
+    return expiry === null ? interval : Math.min(interval, Math.max(1, expiry + 1))
   }
 }
 

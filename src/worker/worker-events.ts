@@ -1,6 +1,7 @@
 import type { ClaimedJob, JobError } from '../core/job.js'
 import type { FiredSlots } from '../scheduler/scheduler.js'
 import type { RecoverResult } from '../store/store.js'
+import type { RetentionSweep } from './retention-sweeper.js'
 
 export type StopReason =
   | 'requested' // stop() was called
@@ -25,6 +26,8 @@ export interface WorkerEvents {
   /** The worker no longer holds the job (it was cancelled, or its lease expired and was recovered). */
   'job:lease-lost': [job: ClaimedJob]
   'recover:done': [result: RecoverResult]
+  /** A retention sweep ended: the finished jobs it deleted, in how many batches. */
+  'retention:done': [sweep: RetentionSweep]
   /** This worker's scheduler fired slots of a schedule (or passed them over: outcome 'overlap'). */
   'schedule:fired': [fire: FiredSlots]
 }

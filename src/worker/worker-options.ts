@@ -73,6 +73,15 @@ export interface WorkerOptions {
    * still fires once. False for workers that should only run jobs.
    */
   scheduler?: boolean
+  /**
+   * Whether this worker deletes finished jobs past their retention (docs/retention.md), a batch at
+   * a time, about every `retentionIntervalMs`. Default true: every worker may, and they share the
+   * work. False for workers that should only run jobs (some other worker, or `ferry purge`, keeps
+   * the store's size).
+   */
+  retention?: boolean
+  /** About how long between two retention sweeps. Default 60,000 ms (a minute). */
+  retentionIntervalMs?: number
 }
 
 const WORKER_OPTION_KEYS = optionKeys<WorkerOptions>({
@@ -94,6 +103,8 @@ const WORKER_OPTION_KEYS = optionKeys<WorkerOptions>({
   executor: true,
   schedules: true,
   scheduler: true,
+  retention: true,
+  retentionIntervalMs: true,
 })
 
 /** Worker options checked, with their defaults filled in. */
@@ -120,6 +131,12 @@ export function workerSettings(options: WorkerOptions): WorkerSettings {
     assertInteger(options.timeLimitMs, 'timeLimitMs', { min: 1, max: MAX_TIMEOUT_MS })
   if (options.recoverIntervalMs !== undefined) {
     assertInteger(options.recoverIntervalMs, 'recoverIntervalMs', { min: 1, max: MAX_TIMEOUT_MS })
+  }
+  if (options.retention !== undefined && typeof options.retention !== 'boolean') {
+    throw new ValidationError('invalid_option', 'retention', 'must be true or false')
+  }
+  if (options.retentionIntervalMs !== undefined) {
+    assertInteger(options.retentionIntervalMs, 'retentionIntervalMs', { min: 1, max: MAX_TIMEOUT_MS })
   }
   if (options.memoryLimitBytes !== undefined) {
     assertInteger(options.memoryLimitBytes, 'memoryLimitBytes', { min: 1 })

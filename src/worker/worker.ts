@@ -12,6 +12,7 @@ import { JobSlots } from './job-slots.js'
 import { Prefetch, type PrefetchSetting } from './prefetch.js'
 import { Scheduler } from '../scheduler/scheduler.js'
 import { Recoverer } from './recoverer.js'
+import { RetentionSweeper, type RetentionSweep } from './retention-sweeper.js'
 import type { StopReason, WorkerCounts, WorkerEvents } from './worker-events.js'
 import { workerExecutor, workerSettings, type WorkerOptions } from './worker-options.js'
 import { monotonicMs } from '../core/monotonic.js'
@@ -62,6 +63,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly recoverer: Recoverer
   /** Fires the store's schedules; null with `scheduler: false`. */
   private readonly scheduler: Scheduler | null
+  /** Deletes finished jobs past their retention: started unless `retention: false`. */
+  private readonly retention: RetentionSweeper
   /** How many jobs to hold ahead of the free slots, now. */
   private readonly prefetcher: Prefetch
   /** Ends the loop's current wait (for capacity or a pause) when it must look again. */
@@ -139,6 +142,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
             onFired: (fire) => this.emit('schedule:fired', fire),
             onError: (error) => this.storeError(error),
           })
+    this.retention = new RetentionSweeper({
+      store,
+      intervalMs: options.retentionIntervalMs ?? 60_000,
+      onDone: (sweep) => this.emit('retention:done', sweep),
+      onError: (error) => this.storeError(error),
+    })
     this.stoppedPromise = new Promise((resolve) => (this.resolveStopped = resolve))
   }
 
@@ -207,6 +216,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       this.timeLimitTimer = setTimeout(() => this.beginStop('time-limit'), this.options.timeLimitMs)
     }
     this.recoverer.start()
+    if (this.options.retention !== false) this.retention.start()
     this.loop = this.run()
     this.emit('worker:started')
   }
@@ -229,6 +239,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** Runs one recovery sweep now (tests, and `ferry` maintenance). */
   recoverOnce(): Promise<RecoverResult> {
     return this.recoverer.runOnce()
+  }
+
+  /** Runs one retention sweep now, whether or not the worker sweeps by itself (tests, benchmarks). */
+  pruneOnce(): Promise<RetentionSweep> {
+    return this.retention.runOnce()
   }
 
   // ── the loop ───────────────────────────────────────────────────────────────────────────────
@@ -468,6 +483,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.emit('worker:stopping', reason)
     // A stopping worker fires no more slots; the other workers' schedulers fire them.
     void this.scheduler?.stop()
+    // Nor does it start another batch: a long sweep must not hold the stop up.
+    void this.retention.stop()
     this.slots.recallHandedOver()
     this.interruptWait()
   }
@@ -493,6 +510,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     await this.completer.finish(this.leaseMs)
     await this.slots.close()
     await this.recoverer.stop()
+    await this.retention.stop()
     await this.scheduler?.stop()
     await this.executor.close()
     const reason = this.stopReason ?? 'requested'

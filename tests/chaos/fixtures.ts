@@ -15,6 +15,7 @@ export function dumpedJob(
     timeoutMs: null,
     schedule: null,
     backoff: null,
+    keepForMs: null,
     group: null,
     expiresAt: null,
     lastError: null,

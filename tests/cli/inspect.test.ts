@@ -66,6 +66,7 @@ const JOB_JSON_KEYS = [
   'expiresAt',
   'schedule',
   'backoff',
+  'keepForMs',
   'lastError',
   'result',
   'workerId',

@@ -92,6 +92,7 @@ export function claimedJob(
     group: null,
     schedule: null,
     backoff: null,
+    keepForMs: null,
     expiresAt: null,
     lastError: null,
     result: null,

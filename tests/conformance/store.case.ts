@@ -24,6 +24,7 @@ import { queueControlCases } from './store/queue-control.js'
 import { queueLimitsCases } from './store/queue-limits.js'
 import { recoverCases } from './store/recover.js'
 import { renewCases } from './store/renew.js'
+import { retentionCases } from './store/retention.js'
 import { schedulesCases } from './store/schedules.js'
 import { settleCases } from './store/settle.js'
 import { uniqueModesCases } from './store/unique-modes.js'
@@ -54,6 +55,7 @@ const AREAS: readonly ((cases: ConformanceCases) => void)[] = [
   queueLimitsCases,
   schedulesCases,
   uniqueModesCases,
+  retentionCases,
   adminCases,
   changeJobsCases,
   lifecycleCases,

@@ -158,8 +158,9 @@ test('PostgreSQL migrations', skipUnlessAvailable(await postgresUnreachableReaso
           held_unique_key: row.unique_key,
           unique_until: null,
           unique_expires_at: null,
+          keep_for_ms: null,
         })),
-        'jobs kept, each without a group or a start deadline (migration 0013), or meta (0015), its unique key held until the purge (0016)',
+        'jobs kept, each without a group or a start deadline (migration 0013), or meta (0015), its unique key held until the purge (0016), without keepForMs (0017)',
       )
 
       const fresh = tempSchema(t)

@@ -130,6 +130,7 @@ function job(): Parameters<RedisStore['enqueue']>[0]['jobs'][number] {
     runAt: null,
     schedule: null,
     backoff: null,
+    keepForMs: null,
     delayMs: 0,
     maxAttempts: 3,
     timeoutMs: null,

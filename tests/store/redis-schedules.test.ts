@@ -129,13 +129,19 @@ await whenAvailable(redisUnreachableReason(), () => {
         'ra',
         's',
       ])
-      assert.equal(await redis.hget(store.keys.job(own!.id), 'm'), metaOf({ schedule: null, backoff }))
+      assert.equal(
+        await redis.hget(store.keys.job(own!.id), 'm'),
+        metaOf({ schedule: null, backoff, keepForMs: null }),
+      )
       assert.equal(
         await redis.hget(store.keys.job(own!.id), 'g'),
         'g,1',
         'the group beside the meta is whole',
       )
-      assert.equal(await redis.hget(store.keys.job(fired!.id), 'm'), metaOf({ schedule, backoff: null }))
+      assert.equal(
+        await redis.hget(store.keys.job(fired!.id), 'm'),
+        metaOf({ schedule, backoff: null, keepForMs: null }),
+      )
       assert.equal(await redis.hget(store.keys.job(fired!.id), 'uk'), 'k,2')
     })
   })

@@ -107,6 +107,7 @@ describe('RedisStore functions', ownServerOptions(), () => {
       expiresInMs: null,
       schedule: null,
       backoff: null,
+      keepForMs: null,
     }
     const jobs = [
       { ...job, delayMs: 0, maxAttempts: 1, timeoutMs: null, uniqueKey: null },

@@ -161,6 +161,7 @@ test('a file of schema version 4 migrates with every job kept as it was, ids giv
       held_unique_key: (row as { unique_key: string | null }).unique_key,
       unique_until: null,
       unique_expires_at: null,
+      keep_for_ms: null,
     })),
   )
   assert.equal(db.pragma('integrity_check', { simple: true }), 'ok')
@@ -181,8 +182,10 @@ test('a file of schema version 4 migrates with every job kept as it was, ids giv
       'ferry_jobs_deadline',
       'ferry_jobs_finished',
       'ferry_jobs_held_unique_key',
+      'ferry_jobs_kept',
       'ferry_jobs_ready_by_name',
       'ferry_jobs_ready_grouped',
+      'ferry_jobs_retention',
       'ferry_jobs_scheduled',
     ],
   )

@@ -57,6 +57,7 @@ test('every Store method passes through the hook, with its params and result unc
     ['cancel', () => store.cancel({ ids: ['2'], now })],
     ['purge', () => store.purge({ state: 'dead', now: now + 1 })],
     ['changeJobs', () => store.changeJobs({ changes: [{ id: '3', priority: 2 }], now })],
+    ['prune', () => store.prune({ now: now + 1 })],
     ['schedules', () => store.schedules({ put: [normalizeSchedule(SCHEDULE)], now })],
     [
       'fireSchedule',

@@ -41,6 +41,7 @@ export function newJob(overrides: Partial<NewJob> = {}): NewJob {
     expiresInMs: null,
     schedule: null,
     backoff: null,
+    keepForMs: null,
     ...overrides,
   }
 }

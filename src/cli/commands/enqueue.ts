@@ -26,6 +26,7 @@ interface EnqueueFlags {
   debounce?: string
   group?: string
   expiresIn?: string
+  keepFor?: string
   stdin?: boolean
 }
 
@@ -43,6 +44,7 @@ const ONE_JOB_FLAGS: readonly [keyof EnqueueFlags, string][] = [
   ['debounce', '--debounce'],
   ['group', '--group'],
   ['expiresIn', '--expires-in'],
+  ['keepFor', '--keep-for'],
 ]
 
 export function registerEnqueue(program: Command): void {
@@ -74,6 +76,10 @@ export function registerEnqueue(program: Command): void {
     )
     .option('--group <key>', "the job's group (a tenant, a customer): what per-group limits count")
     .option('--expires-in <duration>', 'if not started within this (from now), the job never runs: 30s, 1h')
+    .option(
+      '--keep-for <duration>',
+      "keep it this long once finished, or forever (default: its queue's retention)",
+    )
     .option(
       '--stdin',
       'read one job per line from stdin as JSON: {"name", "payload", ...options} (docs/cli.md)',
@@ -124,6 +130,10 @@ export function registerEnqueue(program: Command): void {
         if (flags.group !== undefined) options.group = flags.group
         if (flags.expiresIn !== undefined)
           options.expiresInMs = parseDuration(flags.expiresIn, '--expires-in')
+        if (flags.keepFor !== undefined) {
+          options.keepForMs =
+            flags.keepFor.trim() === 'forever' ? Infinity : parseDuration(flags.keepFor, '--keep-for')
+        }
 
         await withStore(storeForJobs(program), async (store) => {
           const { id, created, debounced } = await createClient({ store }).enqueue(name, payload, options)
@@ -198,6 +208,7 @@ const LINE_KEYS = [
   'group',
   'expiresInMs',
   'expiresAt',
+  'keepForMs',
 ] as const
 type LineKey = (typeof LINE_KEYS)[number]
 /** Keys that go to EnqueueOptions unchanged; null in any of them means "the default", as in the API. */
@@ -213,6 +224,7 @@ const PLAIN_OPTION_KEYS = [
   'debounceMs',
   'group',
   'expiresInMs',
+  'keepForMs',
 ] as const
 
 const paintStderr = painter(process.stderr)

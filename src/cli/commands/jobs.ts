@@ -216,6 +216,8 @@ function jobToJson(job: Job): Record<string, unknown> {
     expiresAt: toIso(job.expiresAt),
     schedule: job.schedule === null ? null : { ...job.schedule, slot: toIso(job.schedule.slot) },
     backoff: job.backoff,
+    // JSON has no Infinity: a job kept until purged says so in words.
+    keepForMs: job.keepForMs === Infinity ? 'forever' : job.keepForMs,
     lastError: job.lastError,
     result: job.result,
     workerId: job.workerId,
@@ -240,6 +242,14 @@ function describeJob(job: Job, now: number): string {
     ['group', job.group ?? '-'],
     ['run at', instant(job.runAt)],
     ['start deadline', instant(job.expiresAt)],
+    [
+      'kept for',
+      job.keepForMs === null
+        ? "its queue's retention"
+        : job.keepForMs === Infinity
+          ? 'forever'
+          : `${formatDuration(job.keepForMs)} once finished`,
+    ],
     [
       'schedule',
       job.schedule === null

@@ -72,13 +72,16 @@ export function registerQueueControl(program: Command): void {
     .description('the queues that are paused or limited, with when, by whom and why')
     .option('--json', 'print a JSON document (shape in docs/cli.md)')
     .action(async (flags: { json?: boolean }) => {
-      const controls = await withStore(existingStore(program), (store) => listQueueControls(store))
+      const controls = (await withStore(existingStore(program), (store) => listQueueControls(store))).filter(
+        isPausedOrLimited,
+      )
       if (flags.json === true) {
         process.stdout.write(
           formatJson(
-            controls.map((control) => ({
-              ...control,
-              paused: control.paused === null ? null : { ...control.paused, at: toIso(control.paused.at) },
+            controls.map(({ queue, paused, limits }) => ({
+              queue,
+              paused: paused === null ? null : { ...paused, at: toIso(paused.at) },
+              limits,
             })),
           ),
         )
@@ -210,8 +213,13 @@ function rateWindows(flags: LimitFlags, args: readonly string[]): { rate?: numbe
   return windows
 }
 
+/** Whether a queue is paused or limited: one whose only setting is its retention is neither. */
+export function isPausedOrLimited(control: QueueControl): boolean {
+  return control.paused !== null || describeLimits(control) !== 'no limits'
+}
+
 /** 'concurrency 5, rate 100/1m, group concurrency 2', or 'no limits'. */
-export function describeLimits({ limits }: QueueControl): string {
+export function describeLimits({ limits }: Pick<QueueControl, 'limits'>): string {
   const parts: string[] = []
   if (limits.concurrency !== null) parts.push(`concurrency ${limits.concurrency}`)
   if (limits.rate !== null) parts.push(`rate ${describeRate(limits.rate)}`)

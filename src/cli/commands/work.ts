@@ -14,6 +14,7 @@ import { Worker, type StopReason, type WorkerOptions } from '../../worker/worker
 import { ferryStderr, ferryStdout, ignoreStandardStreamErrors } from '../fd-writer.js'
 import { countOf, formatInstant, painter } from '../format.js'
 import { storeForJobs } from '../open.js'
+import { isPausedOrLimited } from './queue-control.js'
 
 interface WorkFlags {
   handlers: string
@@ -31,6 +32,7 @@ interface WorkFlags {
   maxRss?: string
   verbose?: boolean
   scheduler: boolean
+  retention: boolean
 }
 
 export function registerWork(program: Command): void {
@@ -64,6 +66,10 @@ export function registerWork(program: Command): void {
       '--no-scheduler',
       "do not fire the store's schedules (by default every worker may; each slot fires once)",
     )
+    .option(
+      '--no-retention',
+      'do not delete finished jobs past their retention (by default every worker does, a batch at a time)',
+    )
     .action(async (flags: WorkFlags) => {
       // Inline handlers share this process's stdout and stderr and may end or close them: the
       // worker's own lines go to the descriptors (ferryStderr), and stream errors are dropped.
@@ -78,6 +84,7 @@ export function registerWork(program: Command): void {
             : parseInteger(flags.prefetch, '--prefetch', { orWord: 'auto' }),
         leaseMs: parseDuration(flags.lease, '--lease'),
         scheduler: flags.scheduler,
+        retention: flags.retention,
       }
       if (flags.limit !== undefined) options.jobLimit = parseInteger(flags.limit, '--limit')
       if (flags.timeLimit !== undefined) options.timeLimitMs = parseDuration(flags.timeLimit, '--time-limit')
@@ -237,7 +244,7 @@ function queueControlLines(
   now: number,
 ): string[] {
   return controls
-    .filter((control) => queues.includes(control.queue))
+    .filter((control) => queues.includes(control.queue) && isPausedOrLimited(control))
     .map(({ queue, paused, limits }) => {
       const limit =
         limits.concurrency === null ? '' : `at most ${limits.concurrency} of its jobs active at once`

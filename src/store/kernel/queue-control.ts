@@ -4,7 +4,8 @@
  * back as a QueueControl. The stores keep the rows (a table, or a hash per queue) and enforce them
  * inside their claims; the arithmetic of a change is written once, here.
  */
-import type { ControlParams, QueueControl, RateLimit } from '../store.js'
+import type { ControlParams, QueueControl, QueueRetention, RateLimit } from '../store.js'
+import { keepMsFromColumn, keepMsToColumn } from './retention.js'
 
 /** A queue's settings as a store keeps them: snake_case columns, numbers possibly as text. */
 export interface QueueControlRow {
@@ -18,6 +19,11 @@ export interface QueueControlRow {
   group_concurrency: number | string | null
   group_rate_limit: number | string | null
   group_rate_per_ms: number | string | null
+  /** Retention ages in ms (-1: forever: kernel/retention.ts) and counts; null: the default. */
+  keep_completed_ms: number | string | null
+  keep_dead_ms: number | string | null
+  keep_completed_count: number | string | null
+  keep_dead_count: number | string | null
 }
 
 /** The limit columns of a row: what `limit` changes, and what `clear` empties. */
@@ -30,17 +36,26 @@ const LIMIT_COLUMNS = [
   'group_rate_per_ms',
 ] as const satisfies readonly (keyof QueueControlRow)[]
 
+/** The retention columns of a row: what `retention` changes, and what its `clear` empties. */
+const RETENTION_COLUMNS = [
+  'keep_completed_ms',
+  'keep_dead_ms',
+  'keep_completed_count',
+  'keep_dead_count',
+] as const satisfies readonly (keyof QueueControlRow)[]
+
 /** Every column of a row but its queue, in one order, for a store that lists them (Redis's reply). */
 export const QUEUE_CONTROL_COLUMNS = [
   'paused_at',
   'paused_by',
   'pause_reason',
   ...LIMIT_COLUMNS,
+  ...RETENTION_COLUMNS,
 ] as const satisfies readonly Exclude<keyof QueueControlRow, 'queue'>[]
 
 /** The queue a control call changes, or null when it changes none. */
-export function changedQueue({ pause, resume, limit }: ControlParams): string | null {
-  return (pause ?? resume ?? limit)?.queue ?? null
+export function changedQueue({ pause, resume, limit, retention }: ControlParams): string | null {
+  return (pause ?? resume ?? limit ?? retention)?.queue ?? null
 }
 
 /**
@@ -57,7 +72,7 @@ export function changeFreesWork({ resume, limit }: ControlParams): boolean {
  * listed. Params are checked (store/params.ts checkControlParams) before this runs.
  */
 export function queueRowAfter(
-  { pause, resume, limit }: ControlParams,
+  { pause, resume, limit, retention }: ControlParams,
   queue: string,
   current: QueueControlRow | null,
   now: number,
@@ -73,6 +88,10 @@ export function queueRowAfter(
     group_concurrency: null,
     group_rate_limit: null,
     group_rate_per_ms: null,
+    keep_completed_ms: null,
+    keep_dead_ms: null,
+    keep_completed_count: null,
+    keep_dead_count: null,
   }
   const next: QueueControlRow = { ...row }
   if (pause !== undefined) {
@@ -101,7 +120,19 @@ export function queueRowAfter(
       }
     }
   }
-  const unset = next.paused_at === null && LIMIT_COLUMNS.every((column) => next[column] === null)
+  if (retention !== undefined) {
+    if (retention.clear === true) {
+      for (const column of RETENTION_COLUMNS) next[column] = null
+    } else {
+      if (retention.completedMs !== undefined) next.keep_completed_ms = keepMsToColumn(retention.completedMs)
+      if (retention.deadMs !== undefined) next.keep_dead_ms = keepMsToColumn(retention.deadMs)
+      if (retention.completedCount !== undefined) next.keep_completed_count = retention.completedCount
+      if (retention.deadCount !== undefined) next.keep_dead_count = retention.deadCount
+    }
+  }
+  const unset =
+    next.paused_at === null &&
+    [...LIMIT_COLUMNS, ...RETENTION_COLUMNS].every((column) => next[column] === null)
   return unset ? null : next
 }
 
@@ -118,6 +149,16 @@ export function toQueueControl(row: QueueControlRow): QueueControl {
       groupConcurrency: numberOrNull(row.group_concurrency),
       groupRate: rateOf(row.group_rate_limit, row.group_rate_per_ms),
     },
+    retention: retentionOf(row),
+  }
+}
+
+function retentionOf(row: QueueControlRow): QueueRetention {
+  return {
+    completedMs: keepMsFromColumn(row.keep_completed_ms),
+    deadMs: keepMsFromColumn(row.keep_dead_ms),
+    completedCount: numberOrNull(row.keep_completed_count),
+    deadCount: numberOrNull(row.keep_dead_count),
   }
 }
 

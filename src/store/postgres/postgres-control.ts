@@ -75,6 +75,10 @@ async function changeQueue(
       after?.group_rate_limit ?? null,
       after?.group_rate_per_ms ?? null,
       changeFreesWork(params),
+      after?.keep_completed_ms ?? null,
+      after?.keep_dead_ms ?? null,
+      after?.keep_completed_count ?? null,
+      after?.keep_dead_count ?? null,
     ])
     return record
   })

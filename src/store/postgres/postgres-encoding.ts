@@ -7,7 +7,7 @@ import type { NewJob } from '../../core/job.js'
 import type { Settlement } from '../../core/outcome.js'
 import type { Delivery } from '../kernel/delivery.js'
 import { jobIdCheck } from '../kernel/job-ids.js'
-import { metaOf } from '../kernel/job-meta.js'
+import { hasMeta, metaOf } from '../kernel/job-meta.js'
 import { toClaimedRow, type JobRow } from '../kernel/jobs.js'
 import { uniqueUntilOf } from '../kernel/unique-keys.js'
 import { foldResults } from '../kernel/settlements.js'
@@ -79,7 +79,7 @@ export function enqueueArrays(jobs: readonly NewJob[], encoding: ArrayEncoding):
     expiresInMs[i] = job.expiresInMs
     groups ||= job.group !== null
     deadlines ||= job.expiresAt !== null || job.expiresInMs !== null
-    metas ||= job.schedule !== null || job.backoff !== null
+    metas ||= hasMeta(job)
   }
   return [
     encoding.text(queue),
@@ -156,7 +156,7 @@ export function binaryEnqueueArrays(jobs: readonly NewJob[]): unknown[] {
     else integers &&= isInt4(job.timeoutMs)
     integers &&= isInt4(job.priority) && isInt8(job.delayMs) && isInt4(job.maxAttempts)
     if (job.group !== null) groups = true
-    if (job.schedule !== null || job.backoff !== null) metas = true
+    if (hasMeta(job)) metas = true
     if (job.expiresAt !== null || job.expiresInMs !== null) {
       deadlines = true
       integers &&=

@@ -19,6 +19,8 @@ import {
   type JobPage,
   type ListJobsParams,
   type MigrateResult,
+  type PruneParams,
+  type PruneResult,
   type PurgeParams,
   type QueueStats,
   type RecoverParams,
@@ -41,6 +43,7 @@ import {
   checkCancelParams,
   checkListJobsParams,
   checkControlParams,
+  checkPruneParams,
   checkPurgeParams,
   checkRetryParams,
   checkStatsParams,
@@ -54,6 +57,7 @@ import { compareIds } from '../kernel/job-ids.js'
 import { EXPIRED_ERROR, type JobRow, toClaimedRow, toJob } from '../kernel/jobs.js'
 import { newLeaseTokenBase } from '../kernel/lease-tokens.js'
 import { purgeInChunks } from '../kernel/purge.js'
+import { pruneBatch, retentionsOf, type FinishedState, type PruneCandidates } from '../kernel/retention.js'
 import { checkSettlements } from '../kernel/settlements.js'
 import { preparedOrClosed, usedThenClosed } from '../kernel/lifecycle.js'
 import { foldStats, statsCountOf } from '../kernel/stats.js'
@@ -516,6 +520,39 @@ export class PostgresStore implements Store {
     ])
     // This process's waiters are woken by the NOTIFY of the commit, as for a retry.
     return { results: rows.map((row) => row.result) }
+  }
+
+  async prune(params: PruneParams = {}): Promise<PruneResult> {
+    this.assertOpen('prune')
+    const { now, limit } = checkPruneParams(params)
+    type Oldest = { state: FinishedState | null; queue: string; finished_at: string; id: string }
+    const [at, rows, { queues }] = await Promise.all([
+      now ?? this.serverNow(),
+      this.db.query<Oldest & { kept_until: string | null }>(this.texts['prune-queues'], [], 'prune-queues'),
+      // The record read as control() reads it, without what control() tells this process's waiters.
+      applyControl(this.db, this.texts, {}),
+    ])
+    const count = async (text: string, values: unknown[]): Promise<number> =>
+      (await this.db.query<{ count: number }>(text, values))[0]!.count
+    const candidates: PruneCandidates = {
+      targets: rows.flatMap(({ state, queue, finished_at, id }) =>
+        state === null ? [] : [{ state, queue, oldest: { finishedAt: Number(finished_at), id } }],
+      ),
+      keptUntil: rows[0]?.kept_until == null ? null : Number(rows[0].kept_until),
+      retentions: retentionsOf(queues),
+    }
+    return pruneBatch(at, limit, candidates, {
+      deleteKept: (upTo, n) => count(this.texts['prune-kept'], [upTo, n]),
+      countBound: async ({ queue, state }, keep) => {
+        const [row] = await this.db.query<{ finished_at: string; id: string }>(
+          this.texts['prune-count-bound'],
+          [state, queue, keep - 1],
+        )
+        return row === undefined ? null : { finishedAt: Number(row.finished_at), id: row.id }
+      },
+      deleteBefore: ({ queue, state }, bound, n) =>
+        count(this.texts.prune, [state, queue, bound.finishedAt, bound.id, n]),
+    })
   }
 
   // ── schedules ──────────────────────────────────────────────────────────────────────────────

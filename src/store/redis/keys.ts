@@ -72,6 +72,10 @@ export interface RedisKeys {
   readonly schedulesVersion: string
   /** The hash of one schedule: kernel/schedules.ts's columns, each absent when null. */
   schedule(id: string): string
+  /** The finished jobs with their own keepForMs, of every queue (zset finishedAt + keepForMs -> id). */
+  readonly kept: string
+  /** A queue's finished jobs of one state with their own keepForMs (zset finishedAt -> id). */
+  keptOf(queue: string, state: 'completed' | 'dead'): string
   /** Every key of the namespace, for SCAN MATCH (tests clean up with it). */
   readonly pattern: string
 }
@@ -108,6 +112,7 @@ export function redisKeys(namespace: string = DEFAULT_NAMESPACE): RedisKeys {
       key('group-cursors'),
       key('schedules'),
       key('schedules-version'),
+      key('kept'),
     ],
     scriptPrefixes: [
       jobPrefix,
@@ -123,6 +128,7 @@ export function redisKeys(namespace: string = DEFAULT_NAMESPACE): RedisKeys {
       key('starts:'),
       key('start-groups:'),
       key('schedule:'),
+      key('kept:'),
       key('wake'),
     ],
     channel: key('wake'),
@@ -148,6 +154,8 @@ export function redisKeys(namespace: string = DEFAULT_NAMESPACE): RedisKeys {
     schedules: key('schedules'),
     schedulesVersion: key('schedules-version'),
     schedule: (id) => key(`schedule:${id}`),
+    kept: key('kept'),
+    keptOf: (queue, state) => key(`kept:${queue} ${state}`),
     pattern: `ferry:{${namespace}}:*`,
   }
 }

@@ -20,6 +20,7 @@ import {
   type QueueControlRow,
   toQueueControls,
 } from '../kernel/queue-control.js'
+import { keepMsToColumn } from '../kernel/retention.js'
 import { checkSettlements, foldResults } from '../kernel/settlements.js'
 import type { StatsCount } from '../kernel/stats.js'
 import {
@@ -216,8 +217,8 @@ export function mergeSettled(
  * remove it (null), else the number; a rate is two fields, its limit and its window.
  */
 export function controlArgs(params: ControlParams): string[] {
-  const { requestStop = false, pause, resume, limit } = params
-  const change = pause ? 'pause' : resume ? 'resume' : limit ? 'limit' : ''
+  const { requestStop = false, pause, resume, limit, retention } = params
+  const change = pause ? 'pause' : resume ? 'resume' : limit ? 'limit' : retention ? 'retention' : ''
   const args = [
     requestStop ? '1' : '',
     change,
@@ -225,13 +226,13 @@ export function controlArgs(params: ControlParams): string[] {
     changeFreesWork(params) ? '1' : '',
   ]
   const optional = (text: string | undefined): string => (text === undefined ? '' : `=${text}`)
+  const value = (n: number | null | undefined): string =>
+    n === undefined ? '' : n === null ? '-' : integer(n)
   if (pause) args.push(optional(pause.by), optional(pause.reason))
   if (limit) {
     if (limit.clear === true) {
       args.push('1')
     } else {
-      const value = (n: number | null | undefined): string =>
-        n === undefined ? '' : n === null ? '-' : integer(n)
       const rate = (r: RateLimit | null | undefined): [string, string] =>
         r === undefined ? ['', ''] : r === null ? ['-', '-'] : [integer(r.limit), integer(r.perMs)]
       args.push(
@@ -240,6 +241,21 @@ export function controlArgs(params: ControlParams): string[] {
         ...rate(limit.rate),
         value(limit.groupConcurrency),
         ...rate(limit.groupRate),
+      )
+    }
+  }
+  if (retention) {
+    if (retention.clear === true) {
+      args.push('1')
+    } else {
+      const keepMs = (ms: number | null | undefined): string =>
+        ms === undefined ? '' : value(keepMsToColumn(ms))
+      args.push(
+        '',
+        keepMs(retention.completedMs),
+        keepMs(retention.deadMs),
+        value(retention.completedCount),
+        value(retention.deadCount),
       )
     }
   }

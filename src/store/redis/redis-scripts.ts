@@ -55,6 +55,7 @@ export const KEY_LAYOUTS: readonly string[] = [
   '0004_ready-by-group',
   '0005_schedules',
   '0006_unique-modes',
+  '0007_retention',
 ]
 const LAYOUT_STEPS = numberedSteps(KEY_LAYOUTS)
 

@@ -38,6 +38,8 @@ import type {
   JobPage,
   ListJobsParams,
   MigrateResult,
+  PruneParams,
+  PruneResult,
   PurgeParams,
   QueueStats,
   RecoverParams,
@@ -60,6 +62,7 @@ import {
   checkCancelParams,
   checkListJobsParams,
   checkControlParams,
+  checkPruneParams,
   checkPurgeParams,
   checkRetryParams,
   checkStatsParams,
@@ -72,6 +75,7 @@ import { cancelledError } from '../kernel/cancel.js'
 import { checkChangeJobsParams } from '../kernel/change-jobs.js'
 import { compareIds } from '../kernel/job-ids.js'
 import { purgeInChunks } from '../kernel/purge.js'
+import { RETENTION_DEFAULTS } from '../kernel/retention.js'
 import { preparedOrClosed, usedThenClosed } from '../kernel/lifecycle.js'
 import { checkFireScheduleParams, checkSchedulesParams, toSchedule } from '../kernel/schedules.js'
 import { foldStats } from '../kernel/stats.js'
@@ -449,6 +453,21 @@ export class RedisStore implements Store {
     // The script answered for the ids it was sent, in order; an id of no valid form names no job.
     let next = 0
     return { results: changes.map((change) => (change.id === null ? 'not_found' : replies[next++]!)) }
+  }
+
+  /**
+   * lua/prune.lua: one batch in one script, the steps of kernel/retention.ts pruneBatch done where
+   * the zsets are, so a batch is one round trip however many queues it walks.
+   */
+  async prune(params: PruneParams = {}): Promise<PruneResult> {
+    this.assertOpen('prune')
+    const { now, limit } = checkPruneParams(params)
+    const [deleted, looked] = (await this.scripts.run('prune', now, [
+      limit,
+      RETENTION_DEFAULTS.completedMs,
+      RETENTION_DEFAULTS.deadMs,
+    ])) as [number, number]
+    return { deleted, more: looked >= limit }
   }
 
   // ── schedules ──────────────────────────────────────────────────────────────────────────────

@@ -9,7 +9,7 @@
 import type { NewJob } from '../../core/job.js'
 import type { EnqueueResult } from '../store.js'
 import { deadlineOf } from '../kernel/jobs.js'
-import { metaOf } from '../kernel/job-meta.js'
+import { hasMeta, metaOf } from '../kernel/job-meta.js'
 import { throttleEnded, uniqueExpiresAtOf, uniqueUntilOf } from '../kernel/unique-keys.js'
 import { changeJobRows, type ChangedRows } from './change-job-rows.js'
 import type { SqliteConnection, Statement } from './sqlite-connection.js'
@@ -153,8 +153,8 @@ function sharesColumns(
       b.group !== a.group ||
       deadlineOf(b, at) !== deadlineOf(a, at) ||
       (b.runAt ?? at + b.delayMs) !== runAt ||
-      // A plain job's meta is null: only jobs with a slot or a backoff pay for the comparison.
-      ((b.schedule !== null || b.backoff !== null || meta !== null) && metaOf(b) !== meta)
+      // A plain job's meta is null: only jobs with a slot, a backoff or a keepForMs pay for the comparison.
+      ((hasMeta(b) || meta !== null) && metaOf(b) !== meta)
     )
       return false
   }

@@ -18,6 +18,8 @@ import type {
   JobPage,
   ListJobsParams,
   MigrateResult,
+  PruneParams,
+  PruneResult,
   PurgeParams,
   QueueStats,
   RecoverParams,
@@ -41,6 +43,7 @@ import {
   checkListJobsParams,
   checkControlParams,
   checkNames,
+  checkPruneParams,
   checkPurgeParams,
   checkRetryParams,
   checkStatsParams,
@@ -55,6 +58,7 @@ import { checkChangeJobsParams } from '../kernel/change-jobs.js'
 import { jobIdCheck } from '../kernel/job-ids.js'
 import { preparedOrClosed, usedThenClosed } from '../kernel/lifecycle.js'
 import { purgeInChunks } from '../kernel/purge.js'
+import { FINISHED_STATES, pruneBatch, retentionsOf } from '../kernel/retention.js'
 import { checkSettlements } from '../kernel/settlements.js'
 import { foldStats, statsCountOf } from '../kernel/stats.js'
 import { claimRows, expireJobs } from './claim-rows.js'
@@ -425,12 +429,12 @@ export class SqliteStore implements Store {
     checkPurgeParams(params)
     const { state, olderThanMs = 0, queue, now } = params
     const finishedBefore = (now ?? Date.now()) - olderThanMs
-    const keepIds = this.connection.statement('purge-keep-ids')
-    const purge = this.connection.statement('purge')
     return purgeInChunks(PURGE_CHUNK, (limit) => ({
-      deleted: this.connection.write(() => {
-        keepIds.run()
-        return purge.run({ state, finished_before: finishedBefore, queue: queue ?? null, limit }).changes
+      deleted: this.deleteFinished('purge', {
+        state,
+        finished_before: finishedBefore,
+        queue: queue ?? null,
+        limit,
       }),
     }))
   }
@@ -444,6 +448,43 @@ export class SqliteStore implements Store {
     )
     this.wake(readyQueues, earliestScheduled, readyQueues.size > 0 || earliestScheduled !== null)
     return { results }
+  }
+
+  async prune(params: PruneParams = {}): Promise<PruneResult> {
+    this.assertOpen('prune')
+    const { now, limit } = checkPruneParams(params)
+    const queues = this.connection.statement('prune-queues')
+    type Oldest = { queue: string; finished_at: number; id: number }
+    const candidates = this.connection.read(() => ({
+      targets: FINISHED_STATES.flatMap((state) =>
+        (queues.all({ state }) as Oldest[]).map(({ queue, finished_at, id }) => ({
+          queue,
+          state,
+          oldest: { finishedAt: finished_at, id },
+        })),
+      ),
+      keptUntil: (this.connection.statement('prune-kept-next').pluck().get() as number | undefined) ?? null,
+      retentions: retentionsOf(
+        toQueueControls(this.connection.statement('queue-control-list').all() as QueueControlRow[]),
+      ),
+    }))
+    const countBound = this.connection.statement('prune-count-bound')
+    return pruneBatch(now ?? Date.now(), limit, candidates, {
+      deleteKept: (at, upTo) => this.deleteFinished('prune-kept', { now: at, limit: upTo }),
+      countBound: ({ queue, state }, keep) => {
+        const row = this.connection.read(() => countBound.get({ state, queue, offset: keep - 1 })) as
+          { finished_at: number; id: number } | undefined
+        return row === undefined ? null : { finishedAt: row.finished_at, id: row.id }
+      },
+      deleteBefore: ({ queue, state }, bound, upTo) =>
+        this.deleteFinished('prune', {
+          state,
+          queue,
+          before_at: bound.finishedAt,
+          before_id: bound.id,
+          limit: upTo,
+        }),
+    })
   }
 
   // ── schedules ──────────────────────────────────────────────────────────────────────────────
@@ -523,6 +564,18 @@ export class SqliteStore implements Store {
     if (row?.rate_limit == null && row?.group_rate_limit == null) {
       this.connection.statement('queue-starts-delete').run({ queue })
     }
+  }
+
+  /**
+   * Deletes finished jobs with one of purge's or prune's statements, in a write transaction of
+   * its own: first ferry_ids is raised past every id in the table, so that no id deleted is given
+   * again (sql/purge-keep-ids.sql). Returns how many went.
+   */
+  private deleteFinished(name: 'purge' | 'prune' | 'prune-kept', params: Record<string, unknown>): number {
+    return this.connection.write(() => {
+      this.connection.statement('purge-keep-ids').run()
+      return this.connection.statement(name).run(params).changes
+    })
   }
 
   /** When a waiter of these queues (none: only scheduled jobs count) should look again unasked. */

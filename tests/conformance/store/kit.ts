@@ -156,6 +156,7 @@ export function view(job: Job): Job {
     expiresAt: job.expiresAt,
     schedule: job.schedule,
     backoff: job.backoff,
+    keepForMs: job.keepForMs,
     lastError: job.lastError,
     result: job.result ?? null,
     workerId: job.workerId,

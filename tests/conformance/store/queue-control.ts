@@ -31,6 +31,7 @@ async function settingsOf(store: Store, queue: string): Promise<QueueControl | u
 }
 
 const NO_LIMITS = { concurrency: null, rate: null, groupConcurrency: null, groupRate: null }
+const NO_RETENTION = { completedMs: null, deadMs: null, completedCount: null, deadCount: null }
 
 export function queueControlCases({ test, deliveryTest }: ConformanceCases): void {
   describe('queue control: pause and resume', () => {
@@ -45,6 +46,7 @@ export function queueControlCases({ test, deliveryTest }: ConformanceCases): voi
         queue: 'mail',
         paused: { at: t, by: 'ops', reason: 'provider down' },
         limits: NO_LIMITS,
+        retention: NO_RETENTION,
       }
       assert.deepEqual(record.queues, [paused], 'the answer is the record as the change left it')
       assert.deepEqual((await store.control()).queues, [paused])
@@ -54,6 +56,7 @@ export function queueControlCases({ test, deliveryTest }: ConformanceCases): voi
         queue: 'mail',
         paused: { at: t + SECOND, by: null, reason: null },
         limits: NO_LIMITS,
+        retention: NO_RETENTION,
       })
       await store.control({ pause: { queue: 'a-first' }, now: t })
       assert.deepEqual(
@@ -174,7 +177,7 @@ export function queueControlCases({ test, deliveryTest }: ConformanceCases): voi
     test('keeps a limit, changes it field by field, and clears it', async ({ store }) => {
       const record = await store.control({ limit: { queue: 'api', concurrency: 5 } })
       assert.deepEqual(record.queues, [
-        { queue: 'api', paused: null, limits: { ...NO_LIMITS, concurrency: 5 } },
+        { queue: 'api', paused: null, limits: { ...NO_LIMITS, concurrency: 5 }, retention: NO_RETENTION },
       ])
       await store.control({ pause: { queue: 'api' }, now: 1000 })
       await store.control({ limit: { queue: 'api', concurrency: 2 } })
@@ -182,12 +185,14 @@ export function queueControlCases({ test, deliveryTest }: ConformanceCases): voi
         queue: 'api',
         paused: { at: 1000, by: null, reason: null },
         limits: { ...NO_LIMITS, concurrency: 2 },
+        retention: NO_RETENTION,
       })
       await store.control({ resume: { queue: 'api' } })
       assert.deepEqual(await settingsOf(store, 'api'), {
         queue: 'api',
         paused: null,
         limits: { ...NO_LIMITS, concurrency: 2 },
+        retention: NO_RETENTION,
       })
       await store.control({ limit: { queue: 'api', concurrency: null } })
       assert.equal(await settingsOf(store, 'api'), undefined, 'a queue without settings is not listed')

@@ -54,7 +54,14 @@ export function queueLimitsCases({ test, deliveryTest }: ConformanceCases): void
         limit: { queue: 'api', rate: { limit: 10, perMs: SECOND }, groupConcurrency: 2 },
       })
       const set: QueueLimits = { ...NO_LIMITS, rate: { limit: 10, perMs: SECOND }, groupConcurrency: 2 }
-      assert.deepEqual(record.queues, [{ queue: 'api', paused: null, limits: set }])
+      assert.deepEqual(record.queues, [
+        {
+          queue: 'api',
+          paused: null,
+          limits: set,
+          retention: { completedMs: null, deadMs: null, completedCount: null, deadCount: null },
+        },
+      ])
       await store.control({ limit: { queue: 'api', groupRate: { limit: 1, perMs: MINUTE }, concurrency: 5 } })
       assert.deepEqual(await limitsOf(store, 'api'), {
         concurrency: 5,

@@ -5,10 +5,12 @@
 -- store works out the row after the change from this one (store/kernel/queue-control.ts).
 -- Params: $1 queue
 -- Returns: one row: queue, paused_at, paused_by, pause_reason, and the limits (concurrency,
---          rate_limit, rate_per_ms, group_concurrency, group_rate_limit, group_rate_per_ms),
+--          rate_limit, rate_per_ms, group_concurrency, group_rate_limit, group_rate_per_ms), the
+--          retention (keep_completed_ms, keep_dead_ms, keep_completed_count, keep_dead_count),
 --          server_now (the pause's time when the call gives no `now`).
 -- Uses: the queues table's primary key (ON CONFLICT).
 INSERT INTO :"schema".queues AS s (queue) VALUES ($1::text)
 ON CONFLICT (queue) DO UPDATE SET queue = s.queue
 RETURNING s.queue, s.paused_at, s.paused_by, s.pause_reason, s.concurrency, s.rate_limit, s.rate_per_ms,
-          s.group_concurrency, s.group_rate_limit, s.group_rate_per_ms, :"schema".now_ms() AS server_now
+          s.group_concurrency, s.group_rate_limit, s.group_rate_per_ms, s.keep_completed_ms, s.keep_dead_ms,
+          s.keep_completed_count, s.keep_dead_count, :"schema".now_ms() AS server_now

@@ -13,6 +13,7 @@ WITH stop AS (
 woken AS MATERIALIZED (SELECT stop.at, pg_notify('ferry:' || :'schema', '*') FROM stop)
 SELECT woken.at, (SELECT c.at FROM :"schema".control AS c WHERE c.key = 'schedules') AS schedules_version,
        q.queue, q.paused_at, q.paused_by, q.pause_reason, q.concurrency, q.rate_limit, q.rate_per_ms,
-       q.group_concurrency, q.group_rate_limit, q.group_rate_per_ms
+       q.group_concurrency, q.group_rate_limit, q.group_rate_per_ms, q.keep_completed_ms, q.keep_dead_ms,
+       q.keep_completed_count, q.keep_dead_count
 FROM woken
 LEFT JOIN :"schema".queues AS q ON true

@@ -8,6 +8,7 @@
 SELECT (SELECT c.at FROM :"schema".control AS c WHERE c.key = 'stop') AS at,
        (SELECT c.at FROM :"schema".control AS c WHERE c.key = 'schedules') AS schedules_version,
        q.queue, q.paused_at, q.paused_by, q.pause_reason, q.concurrency, q.rate_limit, q.rate_per_ms,
-       q.group_concurrency, q.group_rate_limit, q.group_rate_per_ms
+       q.group_concurrency, q.group_rate_limit, q.group_rate_per_ms, q.keep_completed_ms, q.keep_dead_ms,
+       q.keep_completed_count, q.keep_dead_count
 FROM (VALUES (1)) AS one(n)
 LEFT JOIN :"schema".queues AS q ON true

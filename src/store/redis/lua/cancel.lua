@@ -14,7 +14,7 @@
 local count = 0
 for i = FIRST + 1, #ARGV do
   local id, key = ARGV[i], P_JOB .. ARGV[i]
-  local job = redis.call('HMGET', key, 's', 'q', 'pr', 'ra', 'n', 'lq', 'x', 'g', 'lg')
+  local job = redis.call('HMGET', key, 's', 'q', 'pr', 'ra', 'n', 'lq', 'x', 'g', 'lg', 'k')
   local state, queue = job[1], job[2]
   local was_open = true
   if not queue then
@@ -39,8 +39,8 @@ for i = FIRST + 1, #ARGV do
   if was_open then
     redis.call('HDEL', key, 'lt', 'le', 'w', 'dv')
     redis.call('HSET', key, 's', 'dead', 'e', ARGV[FIRST], 'f', NOW, 'u', NOW)
-    redis.call('ZADD', P_DEAD .. queue, NOW, id)
     free_unique_key_at_end(key, id)
+    add_finished(queue, id, 'dead', job[10])
     count = count + 1
   end
 end

@@ -1,6 +1,6 @@
 -- control: the workers' control record, after the change asked for, in one step: a stop request
 -- (every running worker asked to stop gracefully, and the waiting ones woken), and at most one
--- queue change (pause, resume, limit: store.ts ControlParams, as src/store/kernel/queue-control.ts
+-- queue change (pause, resume, limit, retention: store.ts ControlParams, as src/store/kernel/queue-control.ts
 -- queueRowAfter has it). Workers compare the stop time with the one they saw at start, so it must
 -- change with every request, even from a host whose clock is behind: it moves to now or 1 ms past
 -- the previous request. A queue's settings are its queue control hash, listed in the queue
@@ -17,10 +17,11 @@
 -- flags: allow-oom
 -- KEYS, ARGV 1-4: the common layout (prelude.lua).
 -- ARGV FIRST: '1' to request a stop, else ''; FIRST + 1: the queue change, '' | 'pause' | 'resume'
---   | 'limit'; FIRST + 2: its queue; FIRST + 3: '1' when the change may free work for the queue's
---   waiters (changeFreesWork); then, for 'pause': by and reason, each '' for none or '=' then the
---   text; for 'limit': '1' to clear every limit, else '', then one value per field of LIMIT_FIELDS
---   (below), each '' to leave it as it is, '-' to remove it, else the number.
+--   | 'limit' | 'retention'; FIRST + 2: its queue; FIRST + 3: '1' when the change may free work for
+--   the queue's waiters (changeFreesWork); then, for 'pause': by and reason, each '' for none or
+--   '=' then the text; for 'limit' ('retention'): '1' to clear every limit (retention setting),
+--   else '', then one value per field of LIMIT_FIELDS (RETENTION_FIELDS, below), each '' to leave
+--   it as it is, '-' to remove it, else the number (an age of -1: forever).
 -- Returns: { the stop time (text) or nil, { per queue with a setting: queue, then its SETTINGS
 --   (nil where absent) ... }, the store's schedules version (text) or nil before the first change
 --   (schedules.lua) } (the store sorts the queues by name).
@@ -35,9 +36,13 @@ end
 -- A queue's limits, as the hash's fields (a rate is two: its limit and its window).
 local LIMIT_FIELDS = { 'concurrency', 'rate_limit', 'rate_per_ms', 'group_concurrency', 'group_rate_limit',
   'group_rate_per_ms' }
--- Every setting, in the order of the reply's rows (after the queue).
+-- A queue's retention (prune.lua reads it), each field absent for its default.
+local RETENTION_FIELDS = { 'keep_completed_ms', 'keep_dead_ms', 'keep_completed_count', 'keep_dead_count' }
+-- Every setting, in the order of the reply's rows (after the queue): kernel/queue-control.ts
+-- QUEUE_CONTROL_COLUMNS.
 local SETTINGS = { 'paused_at', 'paused_by', 'pause_reason', 'concurrency', 'rate_limit', 'rate_per_ms',
-  'group_concurrency', 'group_rate_limit', 'group_rate_per_ms' }
+  'group_concurrency', 'group_rate_limit', 'group_rate_per_ms', 'keep_completed_ms', 'keep_dead_ms',
+  'keep_completed_count', 'keep_dead_count' }
 
 -- Optional text as the store sends it: '' for none, else '=' then the text.
 local function optional(arg)
@@ -47,7 +52,10 @@ end
 
 -- Whether a row of SETTINGS holds any setting (a pause's by and reason come with its time).
 local function has_setting(row)
-  return row[1] or row[4] or row[5] or row[6] or row[7] or row[8] or row[9]
+  for n = 4, #SETTINGS do
+    if row[n] then return true end
+  end
+  return row[1]
 end
 
 -- Takes the leases of the queue's active jobs into its leases zset (`all`) and those of its
@@ -132,7 +140,7 @@ if change ~= '' then
     redis.call('HDEL', key, 'paused_at', 'paused_by', 'pause_reason')
   else
     local clear = ARGV[FIRST + 4] == '1'
-    for n, field in ipairs(LIMIT_FIELDS) do
+    for n, field in ipairs(change == 'limit' and LIMIT_FIELDS or RETENTION_FIELDS) do
       local value = clear and '-' or ARGV[FIRST + 4 + n]
       if value == '-' then
         redis.call('HDEL', key, field)

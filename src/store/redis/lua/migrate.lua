@@ -19,6 +19,10 @@
 --     freed at its job's transition. Nothing to move: every key held before it holds until the
 --     purge. The version alone keeps an earlier Ferry, which would never free a key, off the
 --     namespace.
+--   layout 7 (0007_retention): a job's own keepForMs ('k'), and the kept zsets where its queue's
+--     retention does not read it (prelude.lua, add_finished). Nothing to move: no job of a namespace
+--     before it has a keepForMs. The version keeps an earlier Ferry, which would neither count,
+--     retry nor purge those jobs, off the namespace.
 -- include: lib/prelude.lua
 -- KEYS, ARGV 1-4: the common layout (prelude.lua). ARGV 3 is '' at open; a store that is open
 --   already (migrate() called again) passes its marker, checked first, as namespace-check.lua does

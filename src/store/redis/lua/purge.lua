@@ -8,31 +8,21 @@
 -- Returns: { how many jobs were deleted, how many entries of the zsets were looked at } (the store
 --   repeats while the second is `limit`): an entry whose job hash is gone (evicted) is dropped
 --   from the indexes but is no job deleted.
--- Uses: the per-queue completed/dead zsets (score finishedAt): a range read per queue.
--- A dead job with a start deadline ('x') leaves its queue's expired set (prelude.lua), if it was
---   counted there; as does an entry whose hash is gone. A job without one costs nothing more.
-local dead = ARGV[FIRST] ~= 'completed'
-local prefix = dead and P_DEAD or P_COMPLETED
+-- Uses: the per-queue completed/dead zsets and kept zsets (score finishedAt): a range read per
+--   queue and zset. Each job goes as prune's do (delete_finished, prelude.lua).
+local state = ARGV[FIRST] == 'completed' and 'completed' or 'dead'
 local finished_before, limit = ARGV[FIRST + 1], tonumber(ARGV[FIRST + 3])
 local queues = ARGV[FIRST + 2] ~= '' and { ARGV[FIRST + 2] } or redis.call('SMEMBERS', K_QUEUES)
 local deleted, looked = 0, 0
 for _, queue in ipairs(queues) do
-  if looked >= limit then break end
-  local finished = prefix .. queue
-  local ids = redis.call('ZRANGEBYSCORE', finished, '-inf', finished_before, 'LIMIT', 0, limit - looked)
-  for _, id in ipairs(ids) do
-    local key = P_JOB .. id
-    local job = redis.call('HMGET', key, 'uk', 'x')
-    local unique_key = job[1]
-    if unique_key and redis.call('HGET', K_UNIQUE, unique_key) == id then
-      redis.call('HDEL', K_UNIQUE, unique_key)
+  for _, keep in ipairs({ false, true }) do
+    if looked >= limit then break end
+    local finished = finished_key(queue, state, keep)
+    local ids = redis.call('ZRANGEBYSCORE', finished, '-inf', finished_before, 'LIMIT', 0, limit - looked)
+    for _, id in ipairs(ids) do
+      deleted = deleted + delete_finished(id, queue, state, keep)
+      looked = looked + 1
     end
-    local gone = redis.call('DEL', key)
-    deleted = deleted + gone
-    if dead and (job[2] or gone == 0) then redis.call('SREM', P_EXPIRED .. queue, id) end
-    redis.call('ZREM', K_JOBS, id)
-    redis.call('ZREM', finished, id)
-    looked = looked + 1
   end
 end
 return { deleted, looked }

@@ -33,7 +33,7 @@ for _, candidate in ipairs(candidates) do
   local id = candidate[1]
   local key = P_JOB .. id
   local job = redis.call('HMGET', key, 's', 'q', 'pr', 'ra', 'a', 'ma', 'w', 'lt', 'le', 'dv', 'n', 'lq', 'x', 'g',
-    'lg')
+    'lg', 'k')
   local group = job[14] or nil
   local expires_at = tonumber(job[9])
   if not job[2] then
@@ -58,8 +58,8 @@ for _, candidate in ipairs(candidates) do
       redis.call('HSET', key, 'e', cjson.encode({ kind = 'lease_expired', message = message }), 'u', NOW)
       if attempts >= max_attempts then
         redis.call('HSET', key, 's', 'dead', 'f', NOW)
-        redis.call('ZADD', P_DEAD .. job[2], NOW, id)
         free_unique_key_at_end(key, id)
+        add_finished(job[2], id, 'dead', job[16])
         dead[#dead + 1] = id
       else
         redis.call('HSET', key, 's', 'ready')

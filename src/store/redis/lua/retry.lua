@@ -12,9 +12,14 @@
 -- Moves a dead job of `queue` back to ready; false (and nothing written to it) when its hash is gone.
 local function revive(id, queue)
   local key = P_JOB .. id
-  local job = redis.call('HMGET', key, 'pr', 'q', 'n', 'x', 'g')
-  redis.call('ZREM', P_DEAD .. queue, id)
+  local job = redis.call('HMGET', key, 'pr', 'q', 'n', 'x', 'g', 'k')
+  redis.call('ZREM', finished_key(queue, 'dead', job[6]), id)
+  if job[6] then redis.call('ZREM', K_KEPT, id) end
   if not job[2] then
+    -- Which dead zset held it is unknown without its hash ('k'): it leaves both.
+    redis.call('ZREM', P_DEAD .. queue, id)
+    redis.call('ZREM', kept_key(queue, 'dead'), id)
+    redis.call('ZREM', K_KEPT, id)
     forget_job(id)
     redis.call('SREM', P_EXPIRED .. queue, id)
     return false
@@ -39,8 +44,10 @@ if ARGV[FIRST] == 'ids' then
 else
   local queues = ARGV[FIRST + 1] ~= '' and { ARGV[FIRST + 1] } or redis.call('SMEMBERS', K_QUEUES)
   for _, queue in ipairs(queues) do
-    for _, id in ipairs(redis.call('ZRANGE', P_DEAD .. queue, 0, -1)) do
-      if revive(id, queue) then count = count + 1 end
+    for _, dead in ipairs({ P_DEAD .. queue, kept_key(queue, 'dead') }) do
+      for _, id in ipairs(redis.call('ZRANGE', dead, 0, -1)) do
+        if revive(id, queue) then count = count + 1 end
+      end
     end
   end
 end

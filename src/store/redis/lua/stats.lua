@@ -27,19 +27,29 @@ local function grouped_ready(queue)
     from = '(' .. groups[#groups]
   end
 end
+-- A count over a queue's finished jobs of a state: those of its queue's zset and of its kept zset
+-- (prelude.lua, add_finished), the second read only while any job has its own keepForMs.
+local any_kept = redis.call('EXISTS', K_KEPT) == 1
+local function finished_count(queue, state)
+  return function(command, ...)
+    local count = redis.call(command, finished_key(queue, state, false), ...)
+    if any_kept then count = count + redis.call(command, kept_key(queue, state), ...) end
+    return count
+  end
+end
 local rows = {}
 for _, queue in ipairs(redis.call('SMEMBERS', K_QUEUES)) do
   local scheduled = redis.call('ZCARD', P_SCHEDULED .. queue)
   local due = redis.call('ZCOUNT', P_SCHEDULED .. queue, '-inf', NOW)
-  local completed, dead = P_COMPLETED .. queue, P_DEAD .. queue
+  local completed, dead = finished_count(queue, 'completed'), finished_count(queue, 'dead')
   rows[#rows + 1] = queue
   rows[#rows + 1] = redis.call('ZCARD', P_READY .. queue) + grouped_ready(queue) + due
   rows[#rows + 1] = scheduled - due
   rows[#rows + 1] = active[queue] or 0
-  rows[#rows + 1] = redis.call('ZCARD', completed)
-  rows[#rows + 1] = redis.call('ZCARD', dead)
+  rows[#rows + 1] = completed('ZCARD')
+  rows[#rows + 1] = dead('ZCARD')
   rows[#rows + 1] = redis.call('SCARD', P_EXPIRED .. queue)
-  rows[#rows + 1] = redis.call('ZCOUNT', completed, since, '+inf')
-  rows[#rows + 1] = redis.call('ZCOUNT', dead, since, '+inf')
+  rows[#rows + 1] = completed('ZCOUNT', since, '+inf')
+  rows[#rows + 1] = dead('ZCOUNT', since, '+inf')
 end
 return rows

@@ -184,6 +184,13 @@ local function enqueue_jobs(from)
         if job_meta then
           fields[#fields + 1] = 'm'
           fields[#fields + 1] = job_meta
+          -- Its own keepForMs, where the scripts that finish and delete jobs read it with the fields
+          -- they read anyway (prelude.lua, add_finished): only a job with a meta decodes it.
+          local keep = cjson.decode(job_meta).keepForMs
+          if keep then
+            fields[#fields + 1] = 'k'
+            fields[#fields + 1] = string.format('%d', keep)
+          end
         end
         redis.call('HSET', key, unpack(fields))
       end

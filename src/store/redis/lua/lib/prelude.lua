@@ -42,11 +42,14 @@
 --   schedules (zset of schedule ids, score 0: in byte order, ZRANGE) and schedules version (string:
 --   the store's schedules version, which every change of a schedule moves: schedules.lua; absent
 --   before the first, which reads as 0).
+--   kept (zset of the finished jobs with their own keepForMs ('k'), scored by when that runs out:
+--   finishedAt + keepForMs; prune.lua deletes from its start).
 -- The prefixes (P_ names), completed by an id or a queue name: job (hash), ready (zset), scheduled
 --   (zset runAt -> id), completed (zset finishedAt -> id), dead (zset finishedAt -> id), queue
 --   control (hash of a queue with a setting: paused_at, paused_by, pause_reason, concurrency,
---   rate_limit, rate_per_ms, group_concurrency, group_rate_limit, group_rate_per_ms, each absent
---   when null; no hash when it has none; and rate_opens_at, a claim's hint for waiters:
+--   rate_limit, rate_per_ms, group_concurrency, group_rate_limit, group_rate_per_ms,
+--   keep_completed_ms, keep_dead_ms, keep_completed_count, keep_dead_count, each absent when null;
+--   no hash when it has none; and rate_opens_at, a claim's hint for waiters:
 --   claim-core.lua), leases (zset leaseExpiresAt -> id: the active jobs of a queue with a
 --   concurrency limit, kept only while it has one: track_lease below; with ' ' and a group, those
 --   of the group while the queue has a group concurrency limit: track_group_lease); expired (set
@@ -54,7 +57,9 @@
 --   leaves it when its job is retried or purged); group-ready and groups (grouped ready jobs,
 --   below); starts and start-groups (rate limits' logs of starts: window_room below); schedule
 --   (hash of one schedule, by its id: the columns of kernel/schedules.ts's ScheduleRow, each absent
---   when null; schedules.lua, fire-schedule.lua); and the wake channel (a shard channel: SPUBLISH,
+--   when null; schedules.lua, fire-schedule.lua); kept (zset finishedAt -> id, by queue then ' '
+--   and a state: the finished jobs of the queue with their own keepForMs, kept_key below); and the
+--   wake channel (a shard channel: SPUBLISH,
 --   so on Redis Cluster it stays on the namespace's node).
 -- ARGV 2: now (epoch ms), or '' to use the server's clock (TIME), one clock for every host.
 -- ARGV 3: the instance marker the store read when it opened ('' only for migrate.lua at open).
@@ -73,8 +78,8 @@
 --   its lease is in its queue's leases zset (its queue has a concurrency limit), lg 1 while it is in
 --   its group's (its queue has a group concurrency limit), g group, x
 --   expiresAt (the start deadline; a dead job keeps it unless retried: retry.lua), m meta (JSON
---   text of the schedule slot the job was fired for and its own backoff: kernel/job-meta.ts; only
---   ever returned, and absent for a plain job, which pays one absent field of each read: a plain
+--   text of the schedule slot the job was fired for, its own backoff and keepForMs: kernel/
+--   job-meta.ts; only ever returned, and absent for a plain job, which pays one absent field of each read: a plain
 --   enqueue of one job cost 165,900 redis-server instructions against 167,300 before, a claim of
 --   one 233,700 against 233,000, a settle 132,200 against 132,900, within the runs' spread;
 --   callgrind, 300 calls each, medians of 3 runs, 2026-12-03), uu the transition that frees its
@@ -98,9 +103,9 @@
 -- functions is loaded, rather than on every call (redis-scripts.ts).
 local KEYS, ARGV, ROOT, NOW, INSTANCE, EVICTION_ALLOWED
 local K_ID, K_JOBS, K_ACTIVE, K_QUEUES, K_UNIQUE, K_STOP, K_SCHEMA, K_HAS_READY, K_HAS_SCHEDULED, K_WAITERS, K_INSTANCE
-local K_QUEUE_CONTROLS, K_DEADLINES, K_HAS_GROUPS, K_GROUP_CURSORS, K_SCHEDULES, K_SCHEDULES_VERSION
+local K_QUEUE_CONTROLS, K_DEADLINES, K_HAS_GROUPS, K_GROUP_CURSORS, K_SCHEDULES, K_SCHEDULES_VERSION, K_KEPT
 local P_JOB, P_READY, P_SCHEDULED, P_COMPLETED, P_DEAD, P_QUEUE_CONTROL, P_LEASES, P_EXPIRED, P_GROUP_READY, P_GROUPS
-local P_STARTS, P_START_GROUPS, P_SCHEDULE, CHANNEL
+local P_STARTS, P_START_GROUPS, P_SCHEDULE, P_KEPT, CHANNEL
 -- Wake-ups to publish, and the queues flagged, by this call (publish_wakes, flag_ready below).
 local ready_queues, due_at, flagged_ready, flagged_scheduled, flagged_deadlines, flagged_groups
 local FIRST = 5
@@ -113,15 +118,15 @@ local function begin(keys, argv)
     ROOT = argv[1]
     K_ID, K_JOBS, K_ACTIVE, K_QUEUES, K_UNIQUE, K_STOP, K_SCHEMA, K_HAS_READY, K_HAS_SCHEDULED, K_WAITERS,
       K_INSTANCE, K_QUEUE_CONTROLS, K_DEADLINES, K_HAS_GROUPS, K_GROUP_CURSORS, K_SCHEDULES,
-      K_SCHEDULES_VERSION = ROOT .. 'id', ROOT .. 'jobs', ROOT .. 'active', ROOT .. 'queues', ROOT .. 'unique',
-      ROOT .. 'stop', ROOT .. 'schema', ROOT .. 'has-ready', ROOT .. 'has-scheduled', ROOT .. 'waiters',
-      ROOT .. 'instance', ROOT .. 'queue-controls', ROOT .. 'deadlines', ROOT .. 'has-groups', ROOT .. 'group-cursors',
-      ROOT .. 'schedules', ROOT .. 'schedules-version'
+      K_SCHEDULES_VERSION, K_KEPT = ROOT .. 'id', ROOT .. 'jobs', ROOT .. 'active', ROOT .. 'queues',
+      ROOT .. 'unique', ROOT .. 'stop', ROOT .. 'schema', ROOT .. 'has-ready', ROOT .. 'has-scheduled',
+      ROOT .. 'waiters', ROOT .. 'instance', ROOT .. 'queue-controls', ROOT .. 'deadlines', ROOT .. 'has-groups',
+      ROOT .. 'group-cursors', ROOT .. 'schedules', ROOT .. 'schedules-version', ROOT .. 'kept'
     P_JOB, P_READY, P_SCHEDULED, P_COMPLETED, P_DEAD, P_QUEUE_CONTROL, P_LEASES, P_EXPIRED, P_GROUP_READY,
-      P_GROUPS, P_STARTS, P_START_GROUPS, P_SCHEDULE, CHANNEL =
+      P_GROUPS, P_STARTS, P_START_GROUPS, P_SCHEDULE, P_KEPT, CHANNEL =
       ROOT .. 'job:', ROOT .. 'ready:', ROOT .. 'scheduled:', ROOT .. 'completed:', ROOT .. 'dead:',
       ROOT .. 'queue-control:', ROOT .. 'leases:', ROOT .. 'expired:', ROOT .. 'group-ready:', ROOT .. 'groups:',
-      ROOT .. 'starts:', ROOT .. 'start-groups:', ROOT .. 'schedule:', ROOT .. 'wake'
+      ROOT .. 'starts:', ROOT .. 'start-groups:', ROOT .. 'schedule:', ROOT .. 'kept:', ROOT .. 'wake'
   end
   NOW = tonumber(argv[2])
   if NOW == nil then
@@ -519,12 +524,50 @@ end
 -- (tests/store/redis-deadlines.test.ts holds them equal).
 local EXPIRED_ERROR = '{"kind":"expired","message":"its start deadline (expiresAt) passed before it could start"}'
 
+-- Finished jobs: a completed or dead job is in its queue's completed or dead zset (finishedAt ->
+-- id), which purge, stats, retry and prune read; a job with its own keepForMs ('k', which
+-- lib/enqueue-core.lua copies from its meta) is in its queue's kept zset of that state instead
+-- (kept_key), and in the kept zset by when its own time runs out (K_KEPT). So a queue's retention
+-- (prune.lua) reads only the jobs it governs, oldest first, and a job kept longer than its queue's
+-- age never stands in front of them. `keep`: the job's 'k' (false or nil for none).
+local function kept_key(queue, state)
+  return P_KEPT .. queue .. ' ' .. state
+end
+local function finished_key(queue, state, keep)
+  if keep then return kept_key(queue, state) end
+  return (state == 'dead' and P_DEAD or P_COMPLETED) .. queue
+end
+local function add_finished(queue, id, state, keep)
+  redis.call('ZADD', finished_key(queue, state, keep), NOW, id)
+  if keep then redis.call('ZADD', K_KEPT, NOW + tonumber(keep), id) end
+end
+
+-- Deletes a finished job of `queue` found in its finished zset of `state` (`keep`: the kept one),
+-- which it leaves, as purge and prune delete: its hash, its unique key (while the key is still
+-- its own), its entries in the jobs index, the kept zset and the queue's expired set (a dead job
+-- with a start deadline, 'x', or one whose hash is gone). Returns 1, or 0 when the hash was gone
+-- already (evicted): an entry dropped, no job deleted.
+local function delete_finished(id, queue, state, keep)
+  local key = P_JOB .. id
+  local job = redis.call('HMGET', key, 'uk', 'x')
+  local unique_key = job[1]
+  if unique_key and redis.call('HGET', K_UNIQUE, unique_key) == id then
+    redis.call('HDEL', K_UNIQUE, unique_key)
+  end
+  local gone = redis.call('DEL', key)
+  if state == 'dead' and (job[2] or gone == 0) then redis.call('SREM', P_EXPIRED .. queue, id) end
+  redis.call('ZREM', K_JOBS, id)
+  redis.call('ZREM', finished_key(queue, state, keep), id)
+  if keep then redis.call('ZREM', K_KEPT, id) end
+  return gone
+end
+
 -- Ends a job that was not started by its deadline as dead, attempts unchanged, once it is out of
 -- ready or scheduled (and of the deadlines zset): counted in its queue's expired set for stats.
 local function end_expired(key, id, queue)
   redis.call('HSET', key, 's', 'dead', 'e', EXPIRED_ERROR, 'f', NOW, 'u', NOW)
   free_unique_key_at_end(key, id)
-  redis.call('ZADD', P_DEAD .. queue, NOW, id)
+  add_finished(queue, id, 'dead', redis.call('HGET', key, 'k'))
   redis.call('SADD', P_EXPIRED .. queue, id)
 end
 

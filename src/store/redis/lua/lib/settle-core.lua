@@ -25,7 +25,7 @@ local function settle_items(i)
     local kind, id, token, run_at, data = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
     i = i + 5
     local key = P_JOB .. id
-    local job = redis.call('HMGET', key, 's', 'lt', 'q', 'pr', 'n', 'lq', 'x', 'g', 'lg', 'uu', 'uk')
+    local job = redis.call('HMGET', key, 's', 'lt', 'q', 'pr', 'n', 'lq', 'x', 'g', 'lg', 'uu', 'uk', 'k')
     if not job[3] then
       redis.call('ZREM', K_ACTIVE, id)
       forget_job(id)
@@ -46,12 +46,12 @@ local function settle_items(i)
           redis.call('HDEL', key, 'lt', 'le', 'w', 'dv', 'r')
           redis.call('HSET', key, 's', 'completed', 'f', NOW, 'u', NOW)
         end
-        redis.call('ZADD', P_COMPLETED .. queue, NOW, id)
+        add_finished(queue, id, 'completed', job[12])
         if job[10] then free_unique_key(id, job[11]) end
       elseif kind == 'dead' then
         redis.call('HDEL', key, 'lt', 'le', 'w', 'dv')
         redis.call('HSET', key, 's', 'dead', 'e', data, 'f', NOW, 'u', NOW)
-        redis.call('ZADD', P_DEAD .. queue, NOW, id)
+        add_finished(queue, id, 'dead', job[12])
         if job[10] then free_unique_key(id, job[11]) end
       else
         local at = tonumber(run_at)

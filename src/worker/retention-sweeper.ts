@@ -1,0 +1,60 @@
+import { monotonicMs } from '../core/monotonic.js'
+import type { Store } from '../store/store.js'
+import { jittered, PeriodicSweep } from './periodic-sweep.js'
+
+export interface RetentionSweeperOptions {
+  store: Store
+  /** About how long between two sweeps (each is jittered). */
+  intervalMs: number
+  onDone: (result: RetentionSweep) => void
+  onError: (error: unknown) => void
+}
+
+/** What one sweep did: the jobs it deleted, in how many batches. */
+export interface RetentionSweep {
+  deleted: number
+  batches: number
+}
+
+/**
+ * Jobs one prune call deletes: one short transaction (SQLite, PostgreSQL) or script (Redis), so a
+ * claim waits for at most one batch. bench/scenarios/retention.ts measures what it costs claims.
+ */
+const BATCH = 1000
+/** The least pause between two batches of a sweep. */
+const MIN_PAUSE_MS = 10
+
+/**
+ * Deletes finished jobs past their retention (Store.prune), in every worker: a sweep at a random
+ * point of the first interval, then one about every interval, so workers started together do not
+ * sweep together. A sweep repeats prune while it says there is more, and between two batches it
+ * pauses at least as long as the batch took: SQLite's writers wait for the lock by sleeping, so
+ * back-to-back batches would starve the claims of every process, and a large backlog (a million
+ * jobs past their time after retention was lowered) would hold every store busy at once. The
+ * sweep is idempotent, so several workers sweeping at once do no harm: each batch deletes what is
+ * still there. An error is reported (onError) and the next sweep tries again.
+ */
+export class RetentionSweeper extends PeriodicSweep<RetentionSweep> {
+  constructor(private readonly options: RetentionSweeperOptions) {
+    super(options.onError)
+  }
+
+  start(): void {
+    this.stopped = false
+    this.schedule(Math.random() * this.options.intervalMs, () => jittered(this.options.intervalMs))
+  }
+
+  protected async sweep(): Promise<RetentionSweep> {
+    const result: RetentionSweep = { deleted: 0, batches: 0 }
+    for (;;) {
+      const startedAt = monotonicMs()
+      const { deleted, more } = await this.options.store.prune({ limit: BATCH })
+      result.deleted += deleted
+      result.batches++
+      if (!more || this.stopped) break
+      await this.wait(Math.max(MIN_PAUSE_MS, monotonicMs() - startedAt))
+    }
+    this.options.onDone(result)
+    return result
+  }
+}
