@@ -32,6 +32,8 @@ Options:
   --scenario NAME   run only this scenario (repeatable, or a comma-separated list)
   --runs N          runs per scenario, each on a fresh database; the median is reported (default 3)
   --quick           tiny sizes, to check the scenarios work; the table is not recorded
+  --size N          run every scenario chosen at size N instead of its full size (the command,
+                    recorded with the results, says so)
   --no-record       do not append the results to bench/RESULTS.md
   --help            this text
 
@@ -42,6 +44,8 @@ interface Options {
   scenarios: ScenarioDef[]
   runs: number
   quick: boolean
+  /** Overrides each scenario's full size (--size). */
+  size: number | null
   record: boolean
 }
 
@@ -52,6 +56,7 @@ function parseOptions(argv: string[]): Options | null {
       scenario: { type: 'string', multiple: true },
       runs: { type: 'string' },
       quick: { type: 'boolean', default: false },
+      size: { type: 'string' },
       'no-record': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
@@ -69,17 +74,21 @@ function parseOptions(argv: string[]): Options | null {
   const runs = values.runs === undefined ? 3 : Number(values.runs)
   if (!Number.isInteger(runs) || runs < 1)
     throw new Error(`--runs must be a positive integer (got ${values.runs})`)
+  const size = values.size === undefined ? null : Number(values.size)
+  if (size !== null && (!Number.isInteger(size) || size < 1 || values.quick))
+    throw new Error(`--size must be a positive integer, without --quick (got ${values.size})`)
   return {
     scenarios: names.length === 0 ? [...SCENARIOS] : SCENARIOS.filter((s) => names.includes(s.name)),
     runs,
     quick: values.quick,
+    size,
     record: !values.quick && !values['no-record'],
   }
 }
 
 /** Runs one scenario `runs` times and folds the figures into one row per figure. */
 async function runScenario(def: ScenarioDef, options: Options): Promise<Row[]> {
-  const size = options.quick ? def.quickSize : def.fullSize
+  const size = options.quick ? def.quickSize : (options.size ?? def.fullSize)
   const perRun: Figure[][] = []
   for (let run = 1; run <= options.runs; run++) {
     process.stderr.write(`▸ ${def.name} (size ${size.toLocaleString('en-US')}) run ${run}/${options.runs} … `)
