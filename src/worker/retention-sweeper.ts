@@ -26,10 +26,11 @@ const MIN_PAUSE_MS = 10
 /**
  * A sweep's batches take at most this share of its time: it pauses 19 times as long as a batch
  * took. With 1,000,000 finished jobs to delete on SQLite (whose calls block the event loop, and
- * whose deletes grow the WAL the workers' commits sync), a no-op worker in the same process kept
- * its rate within the runs' spread at a twentieth (15,873/s against 16,170/s without a sweep) and
- * lost 16 % at a tenth; the sweep still deleted 14,105 jobs a second (bench retention, medians of
- * 3, 2026-12-07). Deleting a backlog a little later costs nothing.
+ * whose deletes grow the WAL the workers' commits sync), a no-op worker in the same process ran
+ * 15,873/s and 14,597/s in two runs at a twentieth, against 16,170/s and 16,635/s without a sweep
+ * (the runs' ranges overlap), and 13,480/s against 16,142/s at a tenth (they did not); the sweep
+ * still deleted about 14,000 jobs a second (bench retention, medians of 3, 2026-12-07). Deleting
+ * a backlog a little later costs nothing.
  */
 const SWEEP_SHARE = 0.05
 
