@@ -57,7 +57,6 @@ import { compareIds } from '../kernel/job-ids.js'
 import { EXPIRED_ERROR, type JobRow, toClaimedRow, toJob } from '../kernel/jobs.js'
 import { newLeaseTokenBase } from '../kernel/lease-tokens.js'
 import { purgeInChunks } from '../kernel/purge.js'
-import { pruneBatch, retentionsOf, type FinishedState, type PruneCandidates } from '../kernel/retention.js'
 import { checkSettlements } from '../kernel/settlements.js'
 import { preparedOrClosed, usedThenClosed } from '../kernel/lifecycle.js'
 import { foldStats, statsCountOf } from '../kernel/stats.js'
@@ -78,6 +77,7 @@ import {
   settleResults,
 } from './postgres-encoding.js'
 import { applyControl } from './postgres-control.js'
+import { pruneJobs } from './postgres-prune.js'
 import { PostgresSchema, quoteIdent } from './postgres-migrations.js'
 import { PostgresPool, type SqlName } from './postgres-pool.js'
 import { changeSchedules, fireSchedule, readSchedules } from './postgres-schedules.js'
@@ -525,34 +525,7 @@ export class PostgresStore implements Store {
   async prune(params: PruneParams = {}): Promise<PruneResult> {
     this.assertOpen('prune')
     const { now, limit } = checkPruneParams(params)
-    type Oldest = { state: FinishedState | null; queue: string; finished_at: string; id: string }
-    const [at, rows, { queues }] = await Promise.all([
-      now ?? this.serverNow(),
-      this.db.query<Oldest & { kept_until: string | null }>(this.texts['prune-queues'], [], 'prune-queues'),
-      // The record read as control() reads it, without what control() tells this process's waiters.
-      applyControl(this.db, this.texts, {}),
-    ])
-    const count = async (text: string, values: unknown[]): Promise<number> =>
-      (await this.db.query<{ count: number }>(text, values))[0]!.count
-    const candidates: PruneCandidates = {
-      targets: rows.flatMap(({ state, queue, finished_at, id }) =>
-        state === null ? [] : [{ state, queue, oldest: { finishedAt: Number(finished_at), id } }],
-      ),
-      keptUntil: rows[0]?.kept_until == null ? null : Number(rows[0].kept_until),
-      retentions: retentionsOf(queues),
-    }
-    return pruneBatch(at, limit, candidates, {
-      deleteKept: (upTo, n) => count(this.texts['prune-kept'], [upTo, n]),
-      countBound: async ({ queue, state }, keep) => {
-        const [row] = await this.db.query<{ finished_at: string; id: string }>(
-          this.texts['prune-count-bound'],
-          [state, queue, keep - 1],
-        )
-        return row === undefined ? null : { finishedAt: Number(row.finished_at), id: row.id }
-      },
-      deleteBefore: ({ queue, state }, bound, n) =>
-        count(this.texts.prune, [state, queue, bound.finishedAt, bound.id, n]),
-    })
+    return pruneJobs(this.db, this.texts, now ?? this.serverNow(), limit)
   }
 
   // ── schedules ──────────────────────────────────────────────────────────────────────────────

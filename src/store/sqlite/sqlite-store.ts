@@ -57,8 +57,6 @@ import { cancelledError } from '../kernel/cancel.js'
 import { checkChangeJobsParams } from '../kernel/change-jobs.js'
 import { jobIdCheck } from '../kernel/job-ids.js'
 import { preparedOrClosed, usedThenClosed } from '../kernel/lifecycle.js'
-import { purgeInChunks } from '../kernel/purge.js'
-import { FINISHED_STATES, pruneBatch, retentionsOf } from '../kernel/retention.js'
 import { checkSettlements } from '../kernel/settlements.js'
 import { foldStats, statsCountOf } from '../kernel/stats.js'
 import { claimRows, expireJobs } from './claim-rows.js'
@@ -77,6 +75,7 @@ import {
   type ScheduleRow,
 } from '../kernel/schedules.js'
 import { changeScheduleRows, fireScheduleRows } from './schedule-rows.js'
+import { pruneRows, purgeRows } from './finished-rows.js'
 import { changeJobRows } from './change-job-rows.js'
 import { enqueueRows, type EnqueuedRows } from './enqueue-rows.js'
 import { type JobRow, toClaimedRow, toJob } from '../kernel/jobs.js'
@@ -89,7 +88,6 @@ import { resolveSqliteOptions, type SqliteDurability, type SqliteStoreOptions } 
 // What openStore() loads lazily, with its URL parser, as it loads every backend's module.
 export { parseSqliteUrl, type SqliteDurability, type SqliteStoreOptions } from './sqlite-options.js'
 
-const PURGE_CHUNK = 10_000
 /** INTEGER PRIMARY KEY: a signed 64-bit rowid, 19 digits. */
 const isJobId = jobIdCheck(19)
 
@@ -427,16 +425,7 @@ export class SqliteStore implements Store {
   async purge(params: PurgeParams): Promise<number> {
     this.assertOpen('purge')
     checkPurgeParams(params)
-    const { state, olderThanMs = 0, queue, now } = params
-    const finishedBefore = (now ?? Date.now()) - olderThanMs
-    return purgeInChunks(PURGE_CHUNK, (limit) => ({
-      deleted: this.deleteFinished('purge', {
-        state,
-        finished_before: finishedBefore,
-        queue: queue ?? null,
-        limit,
-      }),
-    }))
+    return purgeRows(this.connection, params)
   }
 
   async changeJobs(params: ChangeJobsParams): Promise<ChangeJobsResult> {
@@ -452,39 +441,7 @@ export class SqliteStore implements Store {
 
   async prune(params: PruneParams = {}): Promise<PruneResult> {
     this.assertOpen('prune')
-    const { now, limit } = checkPruneParams(params)
-    const queues = this.connection.statement('prune-queues')
-    type Oldest = { queue: string; finished_at: number; id: number }
-    const candidates = this.connection.read(() => ({
-      targets: FINISHED_STATES.flatMap((state) =>
-        (queues.all({ state }) as Oldest[]).map(({ queue, finished_at, id }) => ({
-          queue,
-          state,
-          oldest: { finishedAt: finished_at, id },
-        })),
-      ),
-      keptUntil: (this.connection.statement('prune-kept-next').pluck().get() as number | undefined) ?? null,
-      retentions: retentionsOf(
-        toQueueControls(this.connection.statement('queue-control-list').all() as QueueControlRow[]),
-      ),
-    }))
-    const countBound = this.connection.statement('prune-count-bound')
-    return pruneBatch(now ?? Date.now(), limit, candidates, {
-      deleteKept: (at, upTo) => this.deleteFinished('prune-kept', { now: at, limit: upTo }),
-      countBound: ({ queue, state }, keep) => {
-        const row = this.connection.read(() => countBound.get({ state, queue, offset: keep - 1 })) as
-          { finished_at: number; id: number } | undefined
-        return row === undefined ? null : { finishedAt: row.finished_at, id: row.id }
-      },
-      deleteBefore: ({ queue, state }, bound, upTo) =>
-        this.deleteFinished('prune', {
-          state,
-          queue,
-          before_at: bound.finishedAt,
-          before_id: bound.id,
-          limit: upTo,
-        }),
-    })
+    return pruneRows(this.connection, checkPruneParams(params))
   }
 
   // ── schedules ──────────────────────────────────────────────────────────────────────────────
@@ -571,13 +528,6 @@ export class SqliteStore implements Store {
    * its own: first ferry_ids is raised past every id in the table, so that no id deleted is given
    * again (sql/purge-keep-ids.sql). Returns how many went.
    */
-  private deleteFinished(name: 'purge' | 'prune' | 'prune-kept', params: Record<string, unknown>): number {
-    return this.connection.write(() => {
-      this.connection.statement('purge-keep-ids').run()
-      return this.connection.statement(name).run(params).changes
-    })
-  }
-
   /** When a waiter of these queues (none: only scheduled jobs count) should look again unasked. */
   private nextDueAt(queues: readonly string[] | null = null): number | null {
     const json = queues === null ? null : JSON.stringify(queues)
