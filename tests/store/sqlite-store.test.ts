@@ -196,9 +196,9 @@ test('a file of schema version 4 migrates with every job kept as it was, ids giv
   ])
 })
 
-test('a new database gets 8 KiB pages', async () => {
+test('a new database gets 4 KiB pages', async () => {
   await withStore('full', async (store) => {
-    assert.equal(pragma(store, 'page_size'), 8192)
+    assert.equal(pragma(store, 'page_size'), 4096)
   })
 })
 
