@@ -83,7 +83,9 @@ export class Client<Jobs extends JobHandlers = JobHandlers> {
     this.maxPayloadBytes = maxPayloadBytes
     const limits = store.capabilities.enqueueBatch
     this.weighsJobs = Number.isFinite(limits.maxBytes) || Number.isFinite(limits.maxCallBytes)
-    this.committer = new TickBatcher((jobs) => store.enqueue({ jobs }), limits)
+    // A caller that awaits each enqueue has its next one committed without waiting for the event
+    // loop to turn, for up to a millisecond of such commits in a row (TickBatcher).
+    this.committer = new TickBatcher((jobs) => store.enqueue({ jobs }), { ...limits, followUpWindowMs: 1 })
   }
 
   enqueue<N extends keyof Jobs & string>(

@@ -155,10 +155,54 @@ test('drain resolves once everything submitted has been flushed', async () => {
   assert.deepEqual(batches, [[1], [2]])
 })
 
+test('with followUpWindowMs, a caller that awaits each call has the next one flushed before the event loop turns', async () => {
+  const batches: number[][] = []
+  const batcher = new TickBatcher<number, number>(
+    async (items) => {
+      batches.push([...items])
+      return [...items]
+    },
+    { followUpWindowMs: 60_000 },
+  )
+  await batcher.submit(1)
+  let turned = false
+  setImmediate(() => (turned = true))
+  // Two callers resumed by one flush: both next calls go in the one flush that follows it.
+  await Promise.all([batcher.submit(2), batcher.submit(3)])
+  const [a, b] = await Promise.all([
+    batcher.submit(4).then(() => batcher.submit(6)),
+    batcher.submit(5).then(() => batcher.submit(7)),
+  ])
+  assert.equal(turned, false, 'no turn of the event loop between the flushes')
+  assert.deepEqual([a, b], [6, 7])
+  assert.deepEqual(batches, [[1], [2, 3], [4, 5], [6, 7]])
+})
+
+test('without followUpWindowMs, or past it, the next call waits for the event loop to turn', async () => {
+  for (const limits of [{}, { followUpWindowMs: 0 }]) {
+    const batcher = new TickBatcher<number, number>(async (items) => [...items], limits)
+    await batcher.submit(1)
+    let turned = false
+    setImmediate(() => (turned = true))
+    await batcher.submit(2)
+    assert.equal(turned, true)
+  }
+})
+
+test('with followUpWindowMs, calls made in one tick still share one flush', async () => {
+  const { batcher, batches, releaseAll } = recordingBatcher({ followUpWindowMs: 60_000 })
+  const calls = [batcher.submit(1), batcher.submit(2)]
+  await releaseAll()
+  assert.deepEqual(await Promise.all(calls), ['done 1', 'done 2'])
+  assert.deepEqual(batches, [[1, 2]])
+})
+
 test('limits out of range are refused', () => {
   const flush = async (items: readonly number[]) => items
   assert.throws(() => new TickBatcher(flush, { maxItems: 0 }), RangeError)
   assert.throws(() => new TickBatcher(flush, { maxBytes: 0 }), RangeError)
   assert.throws(() => new TickBatcher(flush, { maxInFlight: 0 }), RangeError)
   assert.throws(() => new TickBatcher(flush, { maxInFlight: 1.5 }), RangeError)
+  assert.throws(() => new TickBatcher(flush, { followUpWindowMs: -1 }), RangeError)
+  assert.throws(() => new TickBatcher(flush, { followUpWindowMs: NaN }), RangeError)
 })

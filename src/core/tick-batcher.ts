@@ -1,3 +1,5 @@
+import { monotonicMs } from './monotonic.js'
+
 /** How a TickBatcher cuts and overlaps its flushes. */
 export interface BatchLimits {
   /**
@@ -13,6 +15,14 @@ export interface BatchLimits {
   maxBytes?: number
   /** Flushes running at once at most. Default 1: each flush waits for the one before. */
   maxInFlight?: number
+  /**
+   * Calls made while a flush's results are handed out (a caller that awaits each call before
+   * making the next) flush as soon as the hand-out is over, before the event loop turns, rather
+   * than at its next turn, for up to this many milliseconds after the loop last turned for a
+   * flush; then the loop turns, so that timers and I/O never wait longer than about this.
+   * Default 0: every flush waits for the loop's next turn.
+   */
+  followUpWindowMs?: number
 }
 
 /**
@@ -27,6 +37,15 @@ export interface BatchLimits {
  * Each caller's promise settles with the flush that carried its items: it resolves only once that
  * flush succeeded, and a failed flush rejects every caller in it. Flushes start in submission
  * order; whether they also finish in it is up to the store.
+ *
+ * A caller that awaits each call in turn makes its next call while the last flush's results are
+ * handed out, in the microtasks that follow it. Waiting for the loop's next turn there gathers
+ * nobody else's calls (every caller resumed by that flush has made its call by the end of those
+ * microtasks), yet a turn after a synchronous flush costs more than the turn itself: about 15 µs
+ * after SQLite's fsync, against 3 µs when nothing blocked (a probe of fsync then setImmediate).
+ * With followUpWindowMs, such calls flush once the microtasks are done (process.nextTick runs
+ * only when the queue of microtasks is empty), still before any I/O callback or timer could add
+ * more.
  */
 export class TickBatcher<In, Out> {
   private pending: Pending<In, Out>[] = []
@@ -38,11 +57,18 @@ export class TickBatcher<In, Out> {
   private readonly maxItems: number
   private readonly maxBytes: number
   private readonly maxInFlight: number
+  private readonly followUpWindowMs: number
+  /** Whether a flush's results are being handed out: until the microtasks after them are done. */
+  private handingOut = false
+  /** Whether the pending calls flush when the hand-out ends rather than at the loop's next turn. */
+  private followUpQueued = false
+  /** When the event loop last turned for a flush (monotonicMs), for followUpWindowMs. */
+  private lastTurnAt = -Infinity
 
   /** `flush` must return one result per item, in order. */
   constructor(
     private readonly flush: (items: readonly In[]) => Promise<Out[]>,
-    { maxItems = Infinity, maxBytes = Infinity, maxInFlight = 1 }: BatchLimits = {},
+    { maxItems = Infinity, maxBytes = Infinity, maxInFlight = 1, followUpWindowMs = 0 }: BatchLimits = {},
   ) {
     if (!(maxItems >= 1)) throw new RangeError(`maxItems must be at least 1 (got ${maxItems})`)
     if (!(maxBytes >= 1)) throw new RangeError(`maxBytes must be at least 1 (got ${maxBytes})`)
@@ -52,6 +78,10 @@ export class TickBatcher<In, Out> {
     this.maxItems = maxItems
     this.maxBytes = maxBytes
     this.maxInFlight = maxInFlight
+    if (!(followUpWindowMs >= 0)) {
+      throw new RangeError(`followUpWindowMs must be 0 or more (got ${followUpWindowMs})`)
+    }
+    this.followUpWindowMs = followUpWindowMs
   }
 
   /** One item: the common case, kept free of per-call arrays. `bytes`: its weight for maxBytes. */
@@ -92,7 +122,23 @@ export class TickBatcher<In, Out> {
     }
     if (this.pending.length > 0 && !this.scheduled) {
       this.scheduled = true
-      setImmediate(() => void this.flushPending())
+      if (this.handingOut && monotonicMs() - this.lastTurnAt < this.followUpWindowMs) {
+        this.followUpQueued = true
+      } else {
+        setImmediate(() => {
+          this.lastTurnAt = monotonicMs()
+          void this.flushPending()
+        })
+      }
+    }
+  }
+
+  /** After the microtasks that followed a hand-out: the calls they made flush now. */
+  private readonly endHandOut = (): void => {
+    this.handingOut = false
+    if (this.followUpQueued) {
+      this.followUpQueued = false
+      void this.flushPending()
     }
   }
 
@@ -147,6 +193,10 @@ export class TickBatcher<In, Out> {
     } catch (error) {
       for (const entry of entries) entry.reject(error)
       return
+    }
+    if (this.followUpWindowMs > 0 && !this.handingOut) {
+      this.handingOut = true
+      process.nextTick(this.endHandOut)
     }
     let offset = 0
     for (const entry of entries) {
