@@ -5,14 +5,14 @@
  * conventions (base units, `_total` counters) and labels stay few: queue, job name, state, store
  * operation, never ids. docs/metrics.md lists them.
  */
+import type { Counter, Gauge, Histogram } from 'prom-client'
+
 import { assertInteger } from '../core/validate.js'
 import { assertKnownKeys, optionKeys } from '../core/option-keys.js'
 import type { ClaimedJob } from '../core/job.js'
 import { STORE_METHODS, type Store, type StoreMethod } from '../store/store.js'
 import { wrapStore } from '../store/wrap-store.js'
 import type { Worker } from '../worker/worker.js'
-import type { Counter, Gauge, Histogram } from 'prom-client'
-
 import { loadPromClient, type PromClient } from './prom-client.js'
 import { StatsPoller } from './stats-poller.js'
 

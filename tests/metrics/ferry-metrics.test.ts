@@ -9,7 +9,13 @@ import { describe, test } from 'node:test'
 
 import { Registry } from 'prom-client'
 
-import { createClient, registerFerryMetrics, ValidationError, type FerryMetrics } from '../../src/index.js'
+import {
+  createClient,
+  registerFerryMetrics,
+  ValidationError,
+  wrapStore,
+  type FerryMetrics,
+} from '../../src/index.js'
 import { waitFor } from '../support/async.js'
 import { REPO_ROOT } from '../support/processes.js'
 import { promtoolMissingReason, promtoolProblems } from '../support/promtool.js'
@@ -121,11 +127,12 @@ describe("Ferry's metrics, whatever the store", () => {
   test('serve the job gauges from the last stats reading, read again at most once per interval', async (t) => {
     const { store: raw } = await freshStore(t, STORES[0]!)
     let reads = 0
-    const counting = { ...raw, kind: raw.kind, capabilities: raw.capabilities } as typeof raw
-    counting.stats = (params) => {
-      reads++
-      return raw.stats(params)
-    }
+    const counting = wrapStore(raw, {
+      around(call) {
+        if (call.method === 'stats') reads++
+        return call.next()
+      },
+    })
     const registry = new Registry()
     const metrics = registerFerryMetrics({ registry, store: counting, statsIntervalMs: 60_000 })
     t.after(() => metrics.close())
@@ -134,6 +141,18 @@ describe("Ferry's metrics, whatever the store", () => {
     assert.equal(reads, 1, 'five scrapes, one read')
     await createClient({ store: raw }).enqueue('ok', null)
     assert.equal(await valueOf(registry, 'ferry_jobs', { queue: 'default', state: 'ready' }), undefined)
+
+    // With a short interval, the next reading shows the job.
+    const often = new Registry()
+    const oftenMetrics = registerFerryMetrics({ registry: often, store: raw, statsIntervalMs: 100 })
+    t.after(() => oftenMetrics.close())
+    await often.metrics()
+    await createClient({ store: raw }).enqueue('ok', null)
+    await waitFor(
+      async () => (await valueOf(often, 'ferry_jobs', { queue: 'default', state: 'ready' })) === 2,
+      5000,
+      'a later reading with both jobs',
+    )
   })
 
   test(
