@@ -19,8 +19,10 @@ export function loadPromClient(): PromClient {
   try {
     loaded = createRequire(import.meta.url)('prom-client') as PromClient
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND')
-      throw new MissingPeerDependencyError('prom-client', "Ferry's Prometheus metrics", { cause: error })
+    // prom-client itself missing, not a module it needs (that error is left as it is).
+    const { code, message } = error as NodeJS.ErrnoException
+    if (code === 'MODULE_NOT_FOUND' && message.includes(`'prom-client'`))
+      throw new MissingPeerDependencyError('prom-client', 'Exporting Prometheus metrics', { cause: error })
     throw error
   }
   return loaded

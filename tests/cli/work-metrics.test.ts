@@ -6,12 +6,13 @@
  */
 import assert from 'node:assert/strict'
 import { createServer } from 'node:net'
+import { join } from 'node:path'
 import { describe, test, type TestContext } from 'node:test'
 
 import { createClient, type JobSpec } from '../../src/index.js'
 import type { ScriptPayload } from '../support/handlers/scripted.js'
 import { waitFor } from '../support/async.js'
-import { type FerryProcess, runFerry, spawnFerry } from '../support/processes.js'
+import { type FerryProcess, REPO_ROOT, runFerry, spawnFerry } from '../support/processes.js'
 import { promtoolMissingReason, promtoolProblems } from '../support/promtool.js'
 import { skipUnlessAvailable } from '../support/services.js'
 import { tempStore } from '../support/sqlite-harness.js'
@@ -134,6 +135,15 @@ describe('ferry work --metrics-port, whatever the store', () => {
     await refused(['--metrics-port', 'http'], /--metrics-port: "http" is not an integer from 0 to 65535/)
     await refused(['--metrics-port', '70000'], /--metrics-port: "70000" is not an integer from 0 to 65535/)
     await refused(['--metrics-host', '0.0.0.0'], /--metrics-host: needs --metrics-port/)
+    // Without prom-client installed: the package to install, named.
+    const missing = await spawnFerry(t, [...work, '--metrics-port', '0'], {
+      env: { NODE_OPTIONS: `--require ${join(REPO_ROOT, 'tests', 'support', 'without-prom-client.cjs')}` },
+    }).waitForExit(20_000)
+    assert.equal(missing.code, 2, missing.stderr)
+    assert.match(
+      missing.stderr,
+      /^ferry: .*needs the package prom-client, which is not installed: npm install prom-client \[missing_peer_dependency\]\n$/,
+    )
     const taken = createServer()
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
     t.after(() => taken.close())

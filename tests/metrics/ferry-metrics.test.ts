@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
+import { join } from 'node:path'
 import { describe, test } from 'node:test'
 
 import { Registry } from 'prom-client'
@@ -48,6 +49,7 @@ async function valueOf(
 }
 
 const promtool = promtoolMissingReason()
+const WITHOUT_PROM_CLIENT = join(REPO_ROOT, 'tests', 'support', 'without-prom-client.cjs')
 
 for (const store of STORES) {
   describe(`Ferry's metrics on ${store.name}`, { skip: store.skip }, () => {
@@ -181,21 +183,14 @@ describe("Ferry's metrics, whatever the store", () => {
   })
 
   test('fail with MissingPeerDependencyError naming prom-client when it is not installed', () => {
-    // A process where prom-client cannot be resolved, as for a user who never installed it.
-    const program = `
-      const Module = require('node:module')
-      const resolve = Module._resolveFilename
-      Module._resolveFilename = function (request, ...rest) {
-        if (request === 'prom-client') throw Object.assign(new Error('not found'), { code: 'MODULE_NOT_FOUND' })
-        return resolve.call(this, request, ...rest)
-      }
-      import('./src/index.ts').then(({ registerFerryMetrics }) => {
-        try { registerFerryMetrics() } catch (error) { console.log(error.name, error.code, error.packageName, error.message) }
-      })`
-    const run = spawnSync(process.execPath, ['--import', 'tsx', '-e', program], {
-      cwd: REPO_ROOT,
-      encoding: 'utf8',
-    })
+    const program = `import('./src/index.ts').then(({ registerFerryMetrics }) => {
+      try { registerFerryMetrics() } catch (error) { console.log(error.name, error.code, error.packageName, error.message) }
+    })`
+    const run = spawnSync(
+      process.execPath,
+      ['--require', WITHOUT_PROM_CLIENT, '--import', 'tsx', '-e', program],
+      { cwd: REPO_ROOT, encoding: 'utf8' },
+    )
     assert.equal(run.status, 0, run.stderr)
     assert.match(
       run.stdout,
