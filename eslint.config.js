@@ -3,7 +3,7 @@ import js from '@eslint/js'
 import globals from 'globals'
 import tseslint from 'typescript-eslint'
 
-const ABOVE_STORE = ['**/client/**', '**/worker/**', '**/admin/**', '**/cli/**']
+const ABOVE_STORE = ['**/client/**', '**/worker/**', '**/metrics/**', '**/admin/**', '**/cli/**']
 const BACKENDS = [
   '**/store/sqlite/**',
   '**/store/postgres/**',
@@ -26,7 +26,7 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
     },
   },
-  // Dependencies point one way: core ← store ← client, worker ← admin ← cli (and the entry points
+  // Dependencies point one way: core ← store ← client, worker ← metrics, admin ← cli (and the entry points
   // under src/, which export them). A layer imports only those below it; the backends never import
   // each other, nor another backend's driver. scripts/check-cycles.mjs catches circles inside a layer.
   layer(['src/core/**/*.ts'], { folders: ['../*'] }),
@@ -38,9 +38,15 @@ export default tseslint.config(
       packages: Object.values(DRIVERS).filter((other) => other !== driver),
     }),
   ),
-  layer(['src/client/**/*.ts'], { folders: ['**/worker/**', '**/admin/**', '**/cli/**', ...BACKENDS] }),
-  layer(['src/worker/**/*.ts'], { folders: ['**/client/**', '**/admin/**', '**/cli/**', ...BACKENDS] }),
-  layer(['src/admin/**/*.ts'], { folders: ['**/cli/**', ...BACKENDS] }),
+  layer(['src/client/**/*.ts'], {
+    folders: ['**/worker/**', '**/metrics/**', '**/admin/**', '**/cli/**', ...BACKENDS],
+  }),
+  layer(['src/worker/**/*.ts'], {
+    folders: ['**/client/**', '**/metrics/**', '**/admin/**', '**/cli/**', ...BACKENDS],
+  }),
+  // Metrics observe workers and stores from above: only the CLI (and the entry point) use them.
+  layer(['src/metrics/**/*.ts'], { folders: ['**/client/**', '**/admin/**', '**/cli/**', ...BACKENDS] }),
+  layer(['src/admin/**/*.ts'], { folders: ['**/metrics/**', '**/cli/**', ...BACKENDS] }),
 )
 
 /** A rule that the files given import nothing from these folders (import patterns) or packages. */

@@ -36,6 +36,19 @@ export {
   type StopOptions,
 } from './worker/worker.js'
 export type { RetentionSweep } from './worker/retention-sweeper.js'
+export {
+  registerFerryMetrics,
+  DEFAULT_STATS_INTERVAL_MS,
+  type FerryMetrics,
+  type FerryMetricsOptions,
+  type MetricsRegistry,
+} from './metrics/ferry-metrics.js'
+export {
+  serveMetrics,
+  DEFAULT_METRICS_HOST,
+  type MetricsServer,
+  type MetricsServerOptions,
+} from './metrics/metrics-server.js'
 export { RETENTION_DEFAULTS } from './store/kernel/retention.js'
 export {
   AttemptAbort,

@@ -36,10 +36,24 @@ const EXPECTED: Record<string, { lines: RegExp[]; jobCount: number }> = {
     ],
     jobCount: 2,
   },
+  'metrics.ts': {
+    lines: [
+      /^job \d+: completed$/,
+      /^job \d+: completed$/,
+      /^job \d+: completed$/,
+      /^ferry_jobs_completed_total\{queue="images",name="resize-image"\} 3$/,
+      /^ferry_jobs\{queue="images",state="completed"\} 3$/,
+    ],
+    jobCount: 3,
+  },
 }
 
 /** Where each example is shown in full. */
-const SHOWN_IN: Record<string, string> = { 'hello-world.ts': 'README.md', 'admin.ts': 'docs/admin.md' }
+const SHOWN_IN: Record<string, string> = {
+  'hello-world.ts': 'README.md',
+  'admin.ts': 'docs/admin.md',
+  'metrics.ts': 'docs/metrics.md',
+}
 
 const examples = readdirSync(EXAMPLES)
   .filter((file) => file.endsWith('.ts'))

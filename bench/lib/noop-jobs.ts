@@ -42,7 +42,16 @@ export async function enqueueNoops(
 export async function timeNoopWorker(
   store: Store,
   size: number,
-  { concurrency, prefetch = 0 }: { concurrency: number; prefetch?: PrefetchSetting },
+  {
+    concurrency,
+    prefetch = 0,
+    observe,
+  }: {
+    concurrency: number
+    prefetch?: PrefetchSetting
+    /** Called with the worker before it starts (to attach metrics to it, say). */
+    observe?: (worker: Worker) => void
+  },
 ): Promise<number> {
   const worker = new Worker({
     store,
@@ -51,6 +60,7 @@ export async function timeNoopWorker(
     concurrency,
     prefetch,
   })
+  observe?.(worker)
   let completed = 0
   let lastProgressAt = Date.now()
   let watchdog: NodeJS.Timeout | undefined

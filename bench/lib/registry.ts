@@ -12,6 +12,13 @@ import {
   postgresChurnIdleScenario,
   postgresChurnScenario,
 } from '../scenarios/postgres-churn.js'
+import {
+  metricsOverheadScenario,
+  metricsScrapeScenario,
+  postgresMetricsOverheadScenario,
+  postgresMetricsScrapeScenario,
+  redisMetricsOverheadScenario,
+} from '../scenarios/metrics.js'
 import { postgresClaimScenario } from '../scenarios/postgres-claim.js'
 import { postgresEnqueueScenario } from '../scenarios/postgres-enqueue.js'
 import { postgresIdleCpuScenario } from '../scenarios/postgres-idle-cpu.js'
@@ -69,6 +76,8 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   queueControlScenario,
   schedulesScenario,
   retentionScenario,
+  metricsScrapeScenario,
+  metricsOverheadScenario,
   postgresEnqueueScenario,
   postgresThroughputScenario,
   postgresPrefetchDefaultScenario,
@@ -82,6 +91,8 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   postgresQueueControlScenario,
   postgresSchedulesScenario,
   postgresRetentionScenario,
+  postgresMetricsScrapeScenario,
+  postgresMetricsOverheadScenario,
   redisEnqueueScenario,
   redisThroughputScenario,
   redisPrefetchDefaultScenario,
@@ -92,4 +103,5 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   redisQueueControlScenario,
   redisSchedulesScenario,
   redisRetentionScenario,
+  redisMetricsOverheadScenario,
 ]

@@ -13,6 +13,7 @@ export type FerryErrorCode =
   | 'store_unavailable'
   | 'migration_required'
   | 'schema_too_new'
+  | 'missing_peer_dependency'
 
 export class FerryError extends Error {
   readonly code: FerryErrorCode
@@ -142,5 +143,24 @@ export class MigrationRequiredError extends FerryError {
 export class SchemaTooNewError extends FerryError {
   constructor(message: string) {
     super('schema_too_new', message)
+  }
+}
+
+/**
+ * A feature asked for an optional peer package that is not installed (prom-client for metrics):
+ * Ferry loads such a package only when its feature is used, so users who want neither install
+ * neither.
+ */
+export class MissingPeerDependencyError extends FerryError {
+  /** The npm package to install. */
+  readonly packageName: string
+
+  constructor(packageName: string, feature: string, options?: { cause?: unknown }) {
+    super(
+      'missing_peer_dependency',
+      `${feature} needs the package ${packageName}, which is not installed: npm install ${packageName}`,
+      options,
+    )
+    this.packageName = packageName
   }
 }

@@ -314,6 +314,11 @@ export interface QueueStats {
   active: number
   completed: number
   dead: number
+  /**
+   * The run time (runAt, epoch ms) of the oldest ready job, when it became due: how long the queue
+   * keeps work waiting (its latency) is now minus this. Null when no job is ready.
+   */
+  oldestReadyAt: number | null
   /** Of the dead jobs, those that were never started by their start deadline (cause 'expired'). */
   expired: number
   /** Jobs that completed, and that went dead, within the last recentWindowMs: throughput. */

@@ -13,10 +13,11 @@ import type { QueueControl } from '../../store/store.js'
 import { Worker, type StopReason, type WorkerOptions } from '../../worker/worker.js'
 import { ferryStderr, ferryStdout, ignoreStandardStreamErrors } from '../fd-writer.js'
 import { countOf, formatInstant, painter } from '../format.js'
+import { metricsAddress, openMetricsEndpoint, type MetricsFlags } from '../metrics-endpoint.js'
 import { storeForJobs } from '../open.js'
 import { isPausedOrLimited } from './queue-control.js'
 
-interface WorkFlags {
+interface WorkFlags extends MetricsFlags {
   handlers: string
   queues: string
   concurrency: string
@@ -62,6 +63,11 @@ export function registerWork(program: Command): void {
     .option('--max-jobs-per-child <n>', 'threads, processes: replace a child after it ran this many jobs')
     .option('--max-rss <size>', 'threads, processes: replace a child once its memory passes this: 256MB')
     .option('--verbose', 'print a line for every job, not only failures')
+    .option(
+      '--metrics-port <port>',
+      'serve Prometheus metrics on GET /metrics at this port (0: any free one)',
+    )
+    .option('--metrics-host <addr>', 'the address the metrics listen on (default 127.0.0.1)')
     .option(
       '--no-scheduler',
       "do not fire the store's schedules (by default every worker may; each slot fires once)",
@@ -112,8 +118,13 @@ export function registerWork(program: Command): void {
         if (flags.maxRss !== undefined) options.pool.maxRssBytes = parseByteSize(flags.maxRss, '--max-rss')
       }
 
+      const metricsAt = metricsAddress(flags)
+
       await withStore(storeForJobs(program), async (store) => {
-        const worker = new Worker({ store, ...options })
+        // Listening first: a port that is taken fails the command before any job is claimed.
+        const metrics = metricsAt === null ? null : await openMetricsEndpoint(store, metricsAt)
+        const worker = new Worker({ store: metrics?.store ?? store, ...options })
+        metrics?.observe(worker)
         // The signal that stopped the worker, which the line saying it is stopping names.
         let stopSignal: NodeJS.Signals | null = null
         let stopping = false
@@ -145,7 +156,9 @@ export function registerWork(program: Command): void {
         for (const line of queueControlLines(await listQueueControls(store), worker.queues, Date.now())) {
           ferryStderr.line(line)
         }
+        if (metrics !== null) ferryStderr.line(`ferry: metrics on ${metrics.url}`)
         const reason = await worker.stopped
+        await metrics?.close()
         process.off('SIGINT', onSignal)
         process.off('SIGTERM', onSignal)
         const { completed, failed, dead, snoozed, leaseLost } = worker.counts

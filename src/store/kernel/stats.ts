@@ -10,6 +10,8 @@ export type StatsCount = {
   queue: string
   of: JobState | 'expired' | 'recentCompleted' | 'recentDead'
   count: number
+  /** With a count of ready jobs: the runAt of the oldest of them (null or absent: not known here). */
+  oldestAt?: number | null
 }
 
 /**
@@ -24,7 +26,7 @@ export function statsCountOf(kind: 'count' | 'recent' | 'expired', state: JobSta
 
 export function foldStats(counts: Iterable<StatsCount>, recentWindowMs: number): QueueStats[] {
   const byQueue = new Map<string, QueueStats>()
-  for (const { queue, of, count } of counts) {
+  for (const { queue, of, count, oldestAt } of counts) {
     let stats = byQueue.get(queue)
     if (stats === undefined) {
       stats = emptyStats(queue, recentWindowMs)
@@ -33,6 +35,8 @@ export function foldStats(counts: Iterable<StatsCount>, recentWindowMs: number):
     if (of === 'recentCompleted') stats.recentCompletedCount += count
     else if (of === 'recentDead') stats.recentDeadCount += count
     else stats[of] += count
+    if (of === 'ready' && oldestAt !== undefined && oldestAt !== null)
+      stats.oldestReadyAt = stats.oldestReadyAt === null ? oldestAt : Math.min(stats.oldestReadyAt, oldestAt)
   }
   return [...byQueue.values()].sort((a, b) => (a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : 0))
 }
@@ -46,6 +50,7 @@ export function emptyStats(queue: string, recentWindowMs: number): QueueStats {
     active: 0,
     completed: 0,
     dead: 0,
+    oldestReadyAt: null,
     expired: 0,
     recentCompletedCount: 0,
     recentDeadCount: 0,

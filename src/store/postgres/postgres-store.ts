@@ -447,12 +447,14 @@ export class PostgresStore implements Store {
       queue: string
       state: JobState
       count: number
+      oldest: string | number | null
     }>(this.texts.stats, [now ?? null, Math.floor(recentWindowMs)])
     return foldStats(
-      rows.map(({ kind, queue, state, count }) => ({
+      rows.map(({ kind, queue, state, count, oldest }) => ({
         queue,
         of: statsCountOf(kind, state),
         count,
+        oldestAt: oldest === null ? null : Number(oldest),
       })),
       recentWindowMs,
     )

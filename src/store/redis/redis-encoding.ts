@@ -346,16 +346,27 @@ const STATS_ROW = [
   'recentDead',
 ] as const satisfies readonly StatsCount['of'][]
 
-/** stats.lua's reply as counts: per queue, its name, then a count of each of STATS_ROW in that order. */
+/**
+ * stats.lua's reply as counts: per queue, its name, then a count of each of STATS_ROW in that order,
+ * then the runAt of its oldest ready job (-1: none).
+ */
 export function statsCounts(rows: readonly (string | number)[]): StatsCount[] {
   const counts: StatsCount[] = []
-  // Per queue: its name, then a count of each of STATS_ROW in that order (lua/stats.lua).
-  for (let i = 0; i < rows.length; i += STATS_ROW.length + 1) {
-    const values = rows.slice(i + 1, i + 1 + STATS_ROW.length).map(Number)
+  const width = STATS_ROW.length + 2
+  for (let i = 0; i < rows.length; i += width) {
+    const values = rows.slice(i + 1, i + width).map(Number)
     // The script lists every queue it knows; one that holds no job is left out, as elsewhere.
     if (values.slice(0, 5).every((count) => count === 0)) continue
     const queue = String(rows[i])
-    STATS_ROW.forEach((of, k) => counts.push({ queue, of, count: values[k]! }))
+    const oldest = values[STATS_ROW.length]!
+    STATS_ROW.forEach((of, k) =>
+      counts.push({
+        queue,
+        of,
+        count: values[k]!,
+        ...(of === 'ready' && oldest >= 0 && { oldestAt: oldest }),
+      }),
+    )
   }
   return counts
 }

@@ -369,13 +369,18 @@ export class SqliteStore implements Store {
     const at = now ?? Date.now()
     type CountRow = { queue: string; state: JobState; count: number }
     const [rows, recent, expired] = this.connection.read(() => [
-      this.connection.statement('stats').all({ now: at }) as CountRow[],
+      this.connection.statement('stats').all({ now: at }) as (CountRow & { oldest: number })[],
       this.connection.statement('stats-recent').all({ since: at - recentWindowMs }) as CountRow[],
       this.connection.statement('stats-expired').all() as CountRow[],
     ])
     return foldStats(
       [
-        ...rows.map(({ queue, state, count }) => ({ queue, of: statsCountOf('count', state), count })),
+        ...rows.map(({ queue, state, count, oldest }) => ({
+          queue,
+          of: statsCountOf('count', state),
+          count,
+          oldestAt: oldest,
+        })),
         ...expired.map(({ queue, count }) => ({ queue, of: statsCountOf('expired', 'dead'), count })),
         ...recent.map(({ queue, state, count }) => ({ queue, of: statsCountOf('recent', state), count })),
       ],

@@ -7,6 +7,7 @@ import { describe } from 'node:test'
 
 import { FerryError, ValidationError } from '../../../src/core/errors.js'
 import type { JobId } from '../../../src/core/job.js'
+import type { QueueStats } from '../../../src/store/store.js'
 import { sortIds } from '../../support/store-harness.js'
 import { within } from '../../support/async.js'
 import { getJob, waitReason } from '../../support/store-calls.js'
@@ -170,12 +171,12 @@ export function adminCases({ test }: ConformanceCases): void {
       ])
       const finished = { completed: 1, dead: 1, recentCompletedCount: 1, recentDeadCount: 1 }
       assert.deepEqual(await store.stats({ now: t + 2 * SECOND }), [
-        stat('a', { ready: 1 }),
-        stat('b', { ready: 2, scheduled: 1, active: 1, ...finished }),
+        stat('a', { ready: 1, oldestReadyAt: t }),
+        stat('b', { ready: 2, scheduled: 1, active: 1, oldestReadyAt: t, ...finished }),
       ])
       assert.deepEqual(await store.stats({ now: t }), [
-        stat('a', { ready: 1 }),
-        stat('b', { ready: 1, scheduled: 2, active: 1, ...finished }),
+        stat('a', { ready: 1, oldestReadyAt: t }),
+        stat('b', { ready: 1, scheduled: 2, active: 1, oldestReadyAt: t, ...finished }),
       ])
     })
 
@@ -215,6 +216,39 @@ export function adminCases({ test }: ConformanceCases): void {
       await enqueueJobs(store, t, [{ queue: 'zeta' }, { queue: 'alpha' }, { queue: 'mu' }, { queue: 'beta' }])
       const queues = (await store.stats({ now: t })).map((s) => s.queue)
       assert.deepEqual(queues, ['alpha', 'beta', 'mu', 'zeta'])
+    })
+
+    test('gives the run time of the oldest ready job of each queue, whatever its priority or group', async ({
+      store,
+    }) => {
+      const t = Date.now()
+      // The oldest is behind a job of higher priority (the one next in line), grouped, or a
+      // scheduled job that has come due: each must be seen.
+      await enqueueJobs(store, t, [
+        { queue: 'by-priority', priority: 5, runAt: t - 1 * SECOND },
+        { queue: 'by-priority', priority: 0, runAt: t - 9 * SECOND },
+        { queue: 'by-priority', priority: -3, runAt: t - 4 * SECOND },
+        { queue: 'by-group', runAt: t - 2 * SECOND },
+        { queue: 'by-group', group: 'tenant-1', runAt: t - 7 * SECOND },
+        { queue: 'by-group', group: 'tenant-2', priority: 1, runAt: t - 3 * SECOND },
+        { queue: 'due', runAt: t - 1 * SECOND },
+        { queue: 'due', runAt: t + 5 * SECOND },
+        { queue: 'none-ready', runAt: t + HOUR },
+      ])
+      const oldest = (stats: QueueStats[]) => Object.fromEntries(stats.map((s) => [s.queue, s.oldestReadyAt]))
+      assert.deepEqual(oldest(await store.stats({ now: t })), {
+        'by-group': t - 7 * SECOND,
+        'by-priority': t - 9 * SECOND,
+        due: t - 1 * SECOND,
+        'none-ready': null,
+      })
+      // Six seconds on, the scheduled job of 'due' has come due: it is ready since its run time.
+      const [claimed] = await claimAt(store, t, { queues: ['due'], limit: 1, leaseMs: HOUR })
+      assert.equal(claimed!.runAt, t - 1 * SECOND)
+      assert.equal(
+        one((await store.stats({ now: t + 6 * SECOND })).filter((s) => s.queue === 'due')).oldestReadyAt,
+        t + 5 * SECOND,
+      )
     })
 
     test('returns no queues for an empty store', async ({ store }) => {

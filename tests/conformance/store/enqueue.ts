@@ -210,9 +210,9 @@ export function enqueueCases({ test }: ConformanceCases): void {
         assert.equal(job.timeoutMs, i === 299 ? 5 * SECOND : null)
       }
       assert.deepEqual(await store.stats({ now: t }), [
-        stat('default', { ready: 1 }),
-        stat('even', { ready: 150 - 4 - 1, scheduled: 4 }), // job 70's key is held
-        stat('odd', { ready: 150 - 4, scheduled: 4 }),
+        stat('default', { ready: 1, oldestReadyAt: t }),
+        stat('even', { ready: 150 - 4 - 1, scheduled: 4, oldestReadyAt: t }), // job 70's key is held
+        stat('odd', { ready: 150 - 4, scheduled: 4, oldestReadyAt: t }),
       ])
     })
 
@@ -316,7 +316,7 @@ export function enqueueCases({ test }: ConformanceCases): void {
       assert.deepEqual((await getExisting(store, results[0]!.id)).payload, { v: 1 })
       const { jobs } = await store.listJobs()
       assert.deepEqual(sortIds(jobs.map((j) => j.id)), sortIds([results[0]!.id, results[1]!.id]))
-      assert.deepEqual(await store.stats({ now: t }), [stat('default', { ready: 2 })])
+      assert.deepEqual(await store.stats({ now: t }), [stat('default', { ready: 2, oldestReadyAt: t })])
     })
 
     test('holds a uniqueKey while its job is scheduled, active, completed or dead', async ({ store }) => {
