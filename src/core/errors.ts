@@ -13,6 +13,7 @@ export type FerryErrorCode =
   | 'store_unavailable'
   | 'migration_required'
   | 'schema_too_new'
+  | 'peer_dependency_missing'
 
 export class FerryError extends Error {
   readonly code: FerryErrorCode
@@ -142,5 +143,23 @@ export class MigrationRequiredError extends FerryError {
 export class SchemaTooNewError extends FerryError {
   constructor(message: string) {
     super('schema_too_new', message)
+  }
+}
+
+/**
+ * A feature was asked for whose optional peer package is not installed (tracing needs
+ * `@opentelemetry/api`): install the package, or leave the feature off.
+ */
+export class PeerDependencyMissingError extends FerryError {
+  /** The package to install, e.g. '@opentelemetry/api'. */
+  readonly packageName: string
+
+  constructor(packageName: string, feature: string, options?: { cause?: unknown }) {
+    super(
+      'peer_dependency_missing',
+      `${feature} needs the package ${packageName}, which is not installed: install it beside Ferry, or turn ${feature} off`,
+      options,
+    )
+    this.packageName = packageName
   }
 }
