@@ -49,6 +49,9 @@ export class EnqueueSpans {
       const trace: JobTraceContext = toJobTraceContext(spanContext)
       for (const job of jobs) job.trace = trace
     }
+    // No SDK (the API's no-op tracer), or not sampled: nothing to end or to record, and the
+    // enqueue's promise is returned as it is, without a step more.
+    if (!span.isRecording()) return write()
     let written: Promise<R>
     try {
       written = write()
