@@ -1,6 +1,7 @@
 import type { Client, JobSpec } from '../../src/client/client.js'
 import type { Store } from '../../src/store/store.js'
 import type { PrefetchSetting } from '../../src/worker/prefetch.js'
+import type { TracingOption } from '../../src/tracing/tracing-option.js'
 import { Worker } from '../../src/worker/worker.js'
 import { secondsSince } from './stats.js'
 
@@ -42,7 +43,11 @@ export async function enqueueNoops(
 export async function timeNoopWorker(
   store: Store,
   size: number,
-  { concurrency, prefetch = 0 }: { concurrency: number; prefetch?: PrefetchSetting },
+  {
+    concurrency,
+    prefetch = 0,
+    tracing,
+  }: { concurrency: number; prefetch?: PrefetchSetting; tracing?: TracingOption },
 ): Promise<number> {
   const worker = new Worker({
     store,
@@ -50,6 +55,7 @@ export async function timeNoopWorker(
     queues: ['default'],
     concurrency,
     prefetch,
+    tracing,
   })
   let completed = 0
   let lastProgressAt = Date.now()

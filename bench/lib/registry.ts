@@ -46,6 +46,7 @@ import {
 } from '../scenarios/schedules.js'
 import { strategyOverheadScenario } from '../scenarios/strategy-overhead.js'
 import { supervisorCpuScenario } from '../scenarios/supervisor-cpu.js'
+import { tracingOverheadScenario } from '../scenarios/tracing-overhead.js'
 import { wakeLatencyScenario } from '../scenarios/wake-latency.js'
 import { workerThroughputScenario } from '../scenarios/worker-throughput.js'
 import type { ScenarioDef } from './types.js'
@@ -69,6 +70,7 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   queueControlScenario,
   schedulesScenario,
   retentionScenario,
+  tracingOverheadScenario,
   postgresEnqueueScenario,
   postgresThroughputScenario,
   postgresPrefetchDefaultScenario,
