@@ -23,13 +23,14 @@ import {
   type JobHandlers,
   type Store,
   type WorkerEvents,
+  type WorkerOptions,
 } from '../src/index.js'
 import { openTracing } from '../src/tracing/open-tracing.js'
 import { waitForEvent } from './support/async.js'
 import { getExistingJob } from './support/store-calls.js'
 import { newJob } from './support/store-harness.js'
 import { freshStore, STORES } from './support/stores.js'
-import { createWorker } from './support/workers.js'
+import { createWorker, fixtureHandlers } from './support/workers.js'
 
 const exporter = new InMemorySpanExporter()
 const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
@@ -61,10 +62,10 @@ function only<T>(items: readonly T[], what: string): T {
 async function runUntil(
   t: TestContext,
   store: Store,
-  handlers: JobHandlers,
+  handlers: JobHandlers | string,
   event: 'job:completed' | 'job:dead',
   id: string,
-  options: { tracing?: boolean; queues?: string[] } = {},
+  options: Pick<WorkerOptions, 'tracing' | 'queues' | 'strategy'> = {},
 ): Promise<void> {
   const { worker } = createWorker(t, { store, handlers, concurrency: 1, ...options })
   const ended = waitForEvent<WorkerEvents, typeof event>(worker, event, (...[job]) => job.id === id, 10_000)
@@ -213,6 +214,46 @@ for (const storeUnderTest of STORES) {
     })
   })
 }
+
+describe('tracing, beyond what depends on the store', () => {
+  const sqlite = STORES.find((store) => store.name === 'sqlite')!
+
+  test("continues a producer's trace state, and ignores a trace context that is not valid", async (t) => {
+    const { store } = await freshStore(t, sqlite)
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
+    const [good, bad] = await store.enqueue({
+      jobs: [
+        newJob({ name: 'ok', trace: { traceparent, tracestate: 'rojo=00f067aa0ba902b7' } }),
+        newJob({ name: 'ok', trace: { traceparent: '00-not-a-trace-01' } }),
+      ],
+    })
+    // At concurrency 1 the jobs run in enqueue order: the second's end is the end of both.
+    await runUntil(t, store, { ok: () => 'done' }, 'job:completed', bad!.id)
+    const spans = spansNamed('process default')
+    const [continued, fresh] = [good!.id, bad!.id].map((id) =>
+      only(
+        spans.filter((span) => span.attributes['messaging.message.id'] === id),
+        `span of job ${id}`,
+      ),
+    ) as [ReadableSpan, ReadableSpan]
+    assert.equal(continued.spanContext().traceId, '4bf92f3577b34da6a3ce929d0e0e4736')
+    assert.equal(continued.parentSpanContext?.spanId, '00f067aa0ba902b7')
+    assert.equal(continued.spanContext().traceState?.serialize(), 'rojo=00f067aa0ba902b7')
+    assert.equal(fresh.parentSpanContext, undefined)
+    assert.equal(fresh.attributes['ferry.job.outcome'], 'completed')
+  })
+
+  test('under an isolating strategy, the attempt span still covers each attempt', async (t) => {
+    const { store } = await freshStore(t, sqlite)
+    const client = new Client({ store })
+    const { id } = await client.enqueue('ok', { n: 1 })
+    await runUntil(t, store, fixtureHandlers('ok.mjs'), 'job:completed', id, { strategy: 'threads' })
+    const send = only(spansNamed('send default'), 'send span')
+    const process = only(spansNamed('process default'), 'process span')
+    assert.equal(process.parentSpanContext?.spanId, send.spanContext().spanId)
+    assert.equal(process.attributes['ferry.job.outcome'], 'completed')
+  })
+})
 
 describe('turning tracing on and off', () => {
   const missing = (): never => {
