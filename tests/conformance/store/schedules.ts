@@ -480,14 +480,27 @@ export function schedulesCases({ test }: ConformanceCases): void {
       )
     })
 
-    test('changeJobs leaves a job its trace context', async ({ store }) => {
+    test("changeJobs, a dead end and an operator's retry leave a job its trace context", async ({
+      store,
+    }) => {
       const id = await enqueueJob(store, T, { trace: traces[1]!, delayMs: HOUR })
       const { results } = await store.changeJobs({
-        changes: [{ id, priority: 5, payload: { v: 2 }, runAt: T + MINUTE, maxAttempts: 9 }],
+        changes: [{ id, priority: 5, payload: { v: 2 }, runAt: T, maxAttempts: 9 }],
         now: T,
       })
       assert.deepEqual(results, ['ok'])
       assert.deepEqual((await getExisting(store, id)).trace, traces[1])
+      const [claimed] = await claimAt(store, T + 1, {}, id)
+      const dead = {
+        kind: 'dead' as const,
+        id,
+        leaseToken: claimed!.leaseToken,
+        error: { kind: 'error' as const, message: 'no' },
+      }
+      assert.deepEqual((await store.settle({ settlements: [dead], now: T + 1 })).settled, ['ok'])
+      assert.equal(await store.retry({ ids: [id], now: T + 2 }), 1)
+      const [again] = await claimAt(store, T + 3, {}, id)
+      assert.deepEqual(again!.trace, traces[1])
     })
 
     test('a bulk enqueue keeps each job its own trace context, and a debounce keeps the first one', async ({
