@@ -3,7 +3,14 @@ import js from '@eslint/js'
 import globals from 'globals'
 import tseslint from 'typescript-eslint'
 
-const ABOVE_STORE = ['**/client/**', '**/worker/**', '**/metrics/**', '**/admin/**', '**/cli/**']
+const ABOVE_STORE = [
+  '**/client/**',
+  '**/worker/**',
+  '**/metrics/**',
+  '**/admin/**',
+  '**/cli/**',
+  '**/tracing/**',
+]
 const BACKENDS = [
   '**/store/sqlite/**',
   '**/store/postgres/**',
@@ -26,9 +33,9 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
     },
   },
-  // Dependencies point one way: core ← store ← client, worker ← metrics, admin ← cli (and the entry points
-  // under src/, which export them). A layer imports only those below it; the backends never import
-  // each other, nor another backend's driver. scripts/check-cycles.mjs catches circles inside a layer.
+  // Dependencies point one way: core ← store ← tracing ← client, worker ← metrics, admin ← cli (and
+  // the entry points under src/, which export them). A layer imports only those below it; the
+  // backends never import each other, nor another backend's driver. scripts/check-cycles.mjs catches circles inside a layer.
   layer(['src/core/**/*.ts'], { folders: ['../*'] }),
   layer(['src/store/**/*.ts'], { folders: ABOVE_STORE }),
   layer(['src/store/kernel/**/*.ts'], { folders: [...ABOVE_STORE, ...BACKENDS] }),
@@ -38,6 +45,10 @@ export default tseslint.config(
       packages: Object.values(DRIVERS).filter((other) => other !== driver),
     }),
   ),
+  // Tracing serves the client and the worker, below both: it sees jobs and the store's types only.
+  layer(['src/tracing/**/*.ts'], {
+    folders: ['**/client/**', '**/worker/**', '**/metrics/**', '**/admin/**', '**/cli/**', ...BACKENDS],
+  }),
   layer(['src/client/**/*.ts'], {
     folders: ['**/worker/**', '**/metrics/**', '**/admin/**', '**/cli/**', ...BACKENDS],
   }),

@@ -1,6 +1,7 @@
 import type { Client, JobSpec } from '../../src/client/client.js'
 import type { Store } from '../../src/store/store.js'
 import type { PrefetchSetting } from '../../src/worker/prefetch.js'
+import type { TracingOption } from '../../src/tracing/tracing-option.js'
 import { Worker } from '../../src/worker/worker.js'
 import { secondsSince } from './stats.js'
 
@@ -46,11 +47,13 @@ export async function timeNoopWorker(
     concurrency,
     prefetch = 0,
     observe,
+    tracing,
   }: {
     concurrency: number
     prefetch?: PrefetchSetting
     /** Called with the worker before it starts (to attach metrics to it, say). */
     observe?: (worker: Worker) => void
+    tracing?: TracingOption
   },
 ): Promise<number> {
   const worker = new Worker({
@@ -59,6 +62,7 @@ export async function timeNoopWorker(
     queues: ['default'],
     concurrency,
     prefetch,
+    tracing,
   })
   observe?.(worker)
   let completed = 0

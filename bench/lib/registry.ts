@@ -53,6 +53,7 @@ import {
 } from '../scenarios/schedules.js'
 import { strategyOverheadScenario } from '../scenarios/strategy-overhead.js'
 import { supervisorCpuScenario } from '../scenarios/supervisor-cpu.js'
+import { tracingOverheadScenario } from '../scenarios/tracing-overhead.js'
 import { wakeLatencyScenario } from '../scenarios/wake-latency.js'
 import { workerThroughputScenario } from '../scenarios/worker-throughput.js'
 import type { ScenarioDef } from './types.js'
@@ -78,6 +79,7 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   retentionScenario,
   metricsScrapeScenario,
   metricsOverheadScenario,
+  tracingOverheadScenario,
   postgresEnqueueScenario,
   postgresThroughputScenario,
   postgresPrefetchDefaultScenario,

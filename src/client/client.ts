@@ -6,12 +6,18 @@ import { assertInteger, normalizeJob, withFieldPrefix, type EnqueueOptions } fro
 import { assertKnownKeys, optionKeys } from '../core/option-keys.js'
 import type { CallerTransaction, EnqueueResult, Store } from '../store/store.js'
 import { transactionRefused } from '../store/params.js'
+import { EnqueueSpans } from '../tracing/enqueue-spans.js'
+import { openTracing } from '../tracing/open-tracing.js'
+import type { TracingOption } from '../tracing/tracing-option.js'
 
 /**
  * What a job adds to an enqueue call beyond its payload, names and unique key: the numbers,
  * separators and the protocol's framing (on Redis: 40-70 bytes of meta and length prefixes).
  */
 const JOB_ENCODING_BYTES = 96
+
+/** A trace context's share of a job's meta: its traceparent (55 characters) and the JSON around it. */
+const TRACE_ENCODING_BYTES = 80
 
 /** About how many bytes a job adds to an enqueue call (capabilities.enqueueBatch weighs jobs so). */
 function encodedBytesOf(job: NewJob): number {
@@ -21,6 +27,7 @@ function encodedBytesOf(job: NewJob): number {
     job.name.length +
     (job.uniqueKey === null ? 0 : Buffer.byteLength(job.uniqueKey, 'utf8')) +
     (job.backoff === null ? 0 : JSON.stringify(job.backoff).length) +
+    (job.trace == null ? 0 : TRACE_ENCODING_BYTES + (job.trace.tracestate?.length ?? 0)) +
     JOB_ENCODING_BYTES
   )
 }
@@ -29,9 +36,14 @@ export interface ClientOptions {
   store: Store
   /** Largest payload accepted, in bytes of JSON. Default 1 MiB. */
   maxPayloadBytes?: number
+  /**
+   * Whether each enqueue makes an OpenTelemetry span and its jobs carry its context
+   * (docs/tracing.md). Default: on when `@opentelemetry/api` is installed, unless FERRY_TRACING=off.
+   */
+  tracing?: TracingOption
 }
 
-const CLIENT_OPTION_KEYS = optionKeys<ClientOptions>({ store: true, maxPayloadBytes: true })
+const CLIENT_OPTION_KEYS = optionKeys<ClientOptions>({ store: true, maxPayloadBytes: true, tracing: true })
 
 /** Where an enqueue is written. */
 export interface TransactionOption {
@@ -74,6 +86,8 @@ export class Client<Jobs extends JobHandlers = JobHandlers> {
   private readonly committer: TickBatcher<NewJob, EnqueueResult>
   /** Whether the store limits enqueue calls by bytes, so that jobs must be weighed (encodedBytesOf). */
   private readonly weighsJobs: boolean
+  /** The send spans of enqueues; null when tracing is off. */
+  private readonly enqueueSpans: EnqueueSpans | null
 
   constructor(options: ClientOptions) {
     assertKnownKeys(options, CLIENT_OPTION_KEYS, '')
@@ -81,6 +95,8 @@ export class Client<Jobs extends JobHandlers = JobHandlers> {
     assertInteger(maxPayloadBytes, 'maxPayloadBytes', { min: 1 })
     this.store = store
     this.maxPayloadBytes = maxPayloadBytes
+    const tracing = openTracing(options.tracing, 'tracing')
+    this.enqueueSpans = tracing === null ? null : new EnqueueSpans(tracing)
     const limits = store.capabilities.enqueueBatch
     this.weighsJobs = Number.isFinite(limits.maxBytes) || Number.isFinite(limits.maxCallBytes)
     // A caller that awaits each enqueue has its next one committed without waiting for the event
@@ -101,14 +117,21 @@ export class Client<Jobs extends JobHandlers = JobHandlers> {
         ;({ tx, ...jobOptions } = options)
       }
       job = normalizeJob(name, payload, jobOptions, { maxPayloadBytes: this.maxPayloadBytes })
-      if (tx != null) return this.enqueueInTransaction(tx, [job]).then(([result]) => result!)
-      if (!this.weighsJobs) return this.committer.submit(job)
-      const bytes = encodedBytesOf(job)
-      this.assertFitsOneCall(bytes, 1, 'payload')
-      return this.committer.submit(job, bytes)
+      const { enqueueSpans } = this
+      if (enqueueSpans === null) return this.submit(job, tx)
+      return enqueueSpans.send([job], false, () => this.submit(job, tx))
     } catch (error) {
       return Promise.reject(error)
     }
+  }
+
+  /** Writes one valid job: in the caller's transaction, or by group commit. */
+  private submit(job: NewJob, tx: CallerTransaction | undefined): Promise<EnqueueResult> {
+    if (tx != null) return this.enqueueInTransaction(tx, [job]).then(([result]) => result!)
+    if (!this.weighsJobs) return this.committer.submit(job)
+    const bytes = encodedBytesOf(job)
+    this.assertFitsOneCall(bytes, 1, 'payload')
+    return this.committer.submit(job, bytes)
   }
 
   /** Enqueues every job or none (atomic); results are in input order. */
@@ -142,12 +165,19 @@ export class Client<Jobs extends JobHandlers = JobHandlers> {
         throw error instanceof ValidationError ? withFieldPrefix(error, `jobs[${i}]`) : error
       }
     }
-    if (tx != null) return this.enqueueInTransaction(tx, normalized)
-    if (!this.weighsJobs) return this.committer.submitMany(normalized)
+    const { enqueueSpans } = this
+    if (enqueueSpans === null) return this.submitMany(normalized, tx)
+    return enqueueSpans.send(normalized, true, () => this.submitMany(normalized, tx))
+  }
+
+  /** Writes valid jobs, all or none: in the caller's transaction, or by group commit. */
+  private submitMany(jobs: NewJob[], tx: CallerTransaction | undefined): Promise<EnqueueResult[]> {
+    if (tx != null) return this.enqueueInTransaction(tx, jobs)
+    if (!this.weighsJobs) return this.committer.submitMany(jobs)
     let bytes = 0
-    for (const job of normalized) bytes += encodedBytesOf(job)
-    this.assertFitsOneCall(bytes, normalized.length, 'jobs')
-    return this.committer.submitMany(normalized, bytes)
+    for (const job of jobs) bytes += encodedBytesOf(job)
+    this.assertFitsOneCall(bytes, jobs.length, 'jobs')
+    return this.committer.submitMany(jobs, bytes)
   }
 
   /** Refuses, before anything is written, what the store cannot take in one (atomic) call. */

@@ -147,18 +147,18 @@ export class SchemaTooNewError extends FerryError {
 }
 
 /**
- * A feature asked for an optional peer package that is not installed (prom-client for metrics):
- * Ferry loads such a package only when its feature is used, so users who want neither install
- * neither.
+ * A feature was asked for whose optional peer package is not installed (prom-client for metrics,
+ * @opentelemetry/api for tracing): Ferry loads such a package only when its feature is used, so
+ * users who want neither install neither.
  */
 export class MissingPeerDependencyError extends FerryError {
-  /** The npm package to install. */
+  /** The npm package to install, e.g. 'prom-client'. */
   readonly packageName: string
 
   constructor(packageName: string, feature: string, options?: { cause?: unknown }) {
     super(
       'missing_peer_dependency',
-      `${feature} needs the package ${packageName}, which is not installed: npm install ${packageName}`,
+      `${feature} needs the package ${packageName}, which is not installed: npm install ${packageName}, or leave ${feature} off`,
       options,
     )
     this.packageName = packageName

@@ -70,6 +70,11 @@ export interface Job {
    * null: its queue's.
    */
   keepForMs: number | null
+  /**
+   * The trace context of the enqueue that made the job (docs/tracing.md), so that its attempts'
+   * spans continue that trace; null when the enqueue was not traced.
+   */
+  trace: JobTraceContext | null
   lastError: JobError | null
   /** The handler's return value, for completed jobs. */
   result: unknown
@@ -120,6 +125,19 @@ export interface NewJob {
   backoff: JobBackoff | null
   /** Kept this long once finished (Infinity: forever) in place of its queue's retention; null: its queue's. */
   keepForMs: number | null
+  /** The enqueue's trace context, written by the Client when tracing is on; absent or null: none. */
+  trace?: JobTraceContext | null
+}
+
+/**
+ * A W3C Trace Context (https://www.w3.org/TR/trace-context/) as a job carries it in its meta, never
+ * in its payload: `traceparent` ("00-<trace id>-<span id>-<flags>") and `tracestate` when the trace
+ * has one. Any producer may write it (a program of another language, a SQL insert), as Ferry's
+ * Client does; a worker reads it back and continues that trace.
+ */
+export interface JobTraceContext {
+  traceparent: string
+  tracestate?: string
 }
 
 /**

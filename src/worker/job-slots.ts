@@ -9,6 +9,7 @@ import { LeaseKeeper } from './lease-keeper.js'
 import { decideSettlement, type AbortCause } from './retry-policy.js'
 import type { WorkerCounts, WorkerEvents } from './worker-events.js'
 import { monotonicMs } from '../core/monotonic.js'
+import type { AttemptSpan, AttemptSpans } from '../tracing/attempt-spans.js'
 
 /**
  * How long an outcome may wait for the outcome of the next job of its slot, which started as it
@@ -24,6 +25,8 @@ export const OUTCOME_HOLD_MS = 1
 export interface JobSlotsOptions {
   store: Store
   executor: Executor
+  /** A span per attempt (docs/tracing.md); null when tracing is off. */
+  spans: AttemptSpans | null
   completer: Completer
   locks: LockedRows
   /** Jobs run at once. */
@@ -52,6 +55,8 @@ interface Running {
   timer: NodeJS.Timeout | null
   /** monotonicMs() as the handler started. */
   startedAt: number
+  /** The attempt's span, ended with its outcome; null when tracing is off. */
+  span: AttemptSpan | null
 }
 
 /** A held job handed to the executor to start when a running one ends (Executor.runNext), until it starts. */
@@ -243,7 +248,10 @@ export class JobSlots {
 
   private execute(job: ClaimedJob): void {
     const entry = this.begin(job, new AttemptAbort())
-    this.options.executor.run({ job, abort: entry.abort }).then(
+    const { executor } = this.options
+    const run = (): Promise<ExecutionOutcome> => executor.run({ job, abort: entry.abort })
+    // Inline, the handler starts within run(): inside the span's context, its own spans nest under it.
+    ;(entry.span === null ? run() : entry.span.run(run)).then(
       (outcome) => this.settle(entry, outcome),
       (error: unknown) => this.settle(entry, { kind: 'failed', error: toExecutorError(error) }),
     )
@@ -253,7 +261,8 @@ export class JobSlots {
   /** A job starts running in a slot: counted, announced, timed. */
   private begin(job: ClaimedJob, abort: AttemptAbort): Running {
     const timeoutMs = job.timeoutMs ?? this.options.defaultTimeoutMs
-    const entry: Running = { job, abort, cause: null, timeoutMs, timer: null, startedAt: monotonicMs() }
+    const span = this.options.spans?.start(job) ?? null
+    const entry: Running = { job, abort, cause: null, timeoutMs, timer: null, startedAt: monotonicMs(), span }
     this.running.set(job.id, entry)
     this.counts.claimed++
     this.leaseKeeper.start()
@@ -351,6 +360,7 @@ export class JobSlots {
       { now: Date.now(), backoff: this.options.backoff },
     )
     this.running.delete(job.id)
+    entry.span?.end(settlement)
     if (settlement === null) {
       this.lost(job)
       this.slotFreed()

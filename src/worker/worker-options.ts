@@ -14,6 +14,7 @@ import {
 } from './executors/pool/pool-options.js'
 import type { HandlerSource } from './handler-module.js'
 import type { PrefetchSetting } from './prefetch.js'
+import type { TracingOption } from '../tracing/tracing-option.js'
 
 export interface WorkerOptions {
   store: Store
@@ -82,6 +83,11 @@ export interface WorkerOptions {
   retention?: boolean
   /** About how long between two retention sweeps. Default 60,000 ms (a minute). */
   retentionIntervalMs?: number
+  /**
+   * Whether each attempt runs in an OpenTelemetry span that continues its enqueue's trace
+   * (docs/tracing.md). Default: on when `@opentelemetry/api` is installed, unless FERRY_TRACING=off.
+   */
+  tracing?: TracingOption
 }
 
 const WORKER_OPTION_KEYS = optionKeys<WorkerOptions>({
@@ -105,6 +111,7 @@ const WORKER_OPTION_KEYS = optionKeys<WorkerOptions>({
   scheduler: true,
   retention: true,
   retentionIntervalMs: true,
+  tracing: true,
 })
 
 /** Worker options checked, with their defaults filled in. */

@@ -15,6 +15,8 @@ import { Recoverer } from './recoverer.js'
 import { RetentionSweeper, type RetentionSweep } from './retention-sweeper.js'
 import type { StopReason, WorkerCounts, WorkerEvents } from './worker-events.js'
 import { workerExecutor, workerSettings, type WorkerOptions } from './worker-options.js'
+import { AttemptSpans } from '../tracing/attempt-spans.js'
+import { openTracing } from '../tracing/open-tracing.js'
 import { monotonicMs } from '../core/monotonic.js'
 
 export type { WorkerOptions } from './worker-options.js'
@@ -106,9 +108,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
       locks: this.lockedRows,
       onStoreError: (error) => this.storeError(error),
     })
+    const tracing = openTracing(options.tracing, 'tracing')
     this.slots = new JobSlots({
       store,
       executor: this.executor,
+      spans: tracing === null ? null : new AttemptSpans(tracing),
       completer: this.completer,
       locks: this.lockedRows,
       concurrency,

@@ -16,6 +16,7 @@ export function dumpedJob(
     schedule: null,
     backoff: null,
     keepForMs: null,
+    trace: null,
     group: null,
     expiresAt: null,
     lastError: null,

@@ -67,6 +67,7 @@ const JOB_JSON_KEYS = [
   'schedule',
   'backoff',
   'keepForMs',
+  'trace',
   'lastError',
   'result',
   'workerId',

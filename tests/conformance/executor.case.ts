@@ -93,6 +93,7 @@ export function claimedJob(
     schedule: null,
     backoff: null,
     keepForMs: null,
+    trace: null,
     expiresAt: null,
     lastError: null,
     result: null,

@@ -218,6 +218,7 @@ function jobToJson(job: Job): Record<string, unknown> {
     backoff: job.backoff,
     // JSON has no Infinity: a job kept until purged says so in words.
     keepForMs: job.keepForMs === Infinity ? 'forever' : job.keepForMs,
+    trace: job.trace,
     lastError: job.lastError,
     result: job.result,
     workerId: job.workerId,
@@ -257,6 +258,8 @@ function describeJob(job: Job, now: number): string {
         : `${job.schedule.id}, slot ${toIso(job.schedule.slot)}${job.schedule.late ? ' (late: a missed slot)' : ''}`,
     ],
     ['backoff', job.backoff === null ? "the worker's" : describeBackoff(job.backoff)],
+    // The enqueue's trace (docs/tracing.md): what to look the job up by in a tracing backend.
+    ['trace', job.trace === null ? '-' : job.trace.traceparent],
     ['created at', instant(job.createdAt)],
     ['updated at', instant(job.updatedAt)],
     ['finished at', instant(job.finishedAt)],

@@ -79,6 +79,10 @@ export function enqueueCases({ test }: ConformanceCases): void {
             schedule: { id: 'welcomes', slot: t - 5, late: false },
             backoff: { type: 'list', delaysMs: [10, 100] },
             keepForMs: 7 * 24 * 3_600_000,
+            trace: {
+              traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+              tracestate: 'congo=t61rcWkgMzE,rojo=00f067aa0ba902b7',
+            },
           }),
         ],
         now: t,
@@ -101,6 +105,10 @@ export function enqueueCases({ test }: ConformanceCases): void {
         schedule: { id: 'welcomes', slot: t - 5, late: false },
         backoff: { type: 'list', delaysMs: [10, 100] },
         keepForMs: 7 * 24 * 3_600_000,
+        trace: {
+          traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+          tracestate: 'congo=t61rcWkgMzE,rojo=00f067aa0ba902b7',
+        },
         lastError: null,
         result: null,
         workerId: null,

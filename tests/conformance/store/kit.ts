@@ -157,6 +157,7 @@ export function view(job: Job): Job {
     schedule: job.schedule,
     backoff: job.backoff,
     keepForMs: job.keepForMs,
+    trace: job.trace,
     lastError: job.lastError,
     result: job.result ?? null,
     workerId: job.workerId,

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict'
 import { describe } from 'node:test'
 
 import { ValidationError } from '../../../src/core/errors.js'
-import type { JobBackoff, NewJob } from '../../../src/core/job.js'
+import type { JobBackoff, JobTraceContext, NewJob } from '../../../src/core/job.js'
 import { firedJob, type ScheduleDefinition } from '../../../src/core/schedule.js'
 import type { FireScheduleParams, Schedule, Store } from '../../../src/store/store.js'
 import { waitReason } from '../../support/store-calls.js'
@@ -431,6 +431,105 @@ export function schedulesCases({ test }: ConformanceCases): void {
         Array.from({ length: 70 }, () => ({ backoff: backoffs[0]! })),
       )
       assert.deepEqual((await getExisting(store, one(same.slice(-1)))).backoff, backoffs[0])
+    })
+
+    const traces: JobTraceContext[] = [
+      { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
+      {
+        traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00',
+        tracestate: 'rojo=00f067aa0ba902b7',
+      },
+    ]
+
+    test('its trace context comes back from claim and getJob as enqueued, through a retry', async ({
+      store,
+    }) => {
+      const jobs: Partial<NewJob>[] = [
+        { trace: traces[0]! },
+        { trace: traces[1]!, uniqueKey: 'k', backoff: backoffs[0]! },
+        { trace: null },
+        {},
+      ]
+      const enqueued = await enqueueJobs(store, T, jobs)
+      const expected = jobs.map((job) => job.trace ?? null)
+      const listed = await Promise.all(enqueued.map((id) => getExisting(store, id)))
+      assert.deepEqual(
+        listed.map((job) => job.trace),
+        expected,
+      )
+      const claimed = await claimAt(store, T, { limit: 10 })
+      assert.deepEqual(
+        claimed.map((job) => job.trace),
+        expected,
+      )
+      const settled = await store.settle({
+        settlements: claimed.map((job) => ({
+          kind: 'retry' as const,
+          id: job.id,
+          leaseToken: job.leaseToken,
+          runAt: T,
+          error: { kind: 'error' as const, message: 'again' },
+        })),
+        now: T,
+      })
+      assert.deepEqual(settled.settled, ['ok', 'ok', 'ok', 'ok'])
+      const again = await claimAt(store, T + 1, { limit: 10 })
+      assert.deepEqual(
+        again.map((job) => [job.attempts, job.trace]),
+        expected.map((trace) => [2, trace]),
+      )
+    })
+
+    test("changeJobs, a dead end and an operator's retry leave a job its trace context", async ({
+      store,
+    }) => {
+      const id = await enqueueJob(store, T, { trace: traces[1]!, delayMs: HOUR })
+      const { results } = await store.changeJobs({
+        changes: [{ id, priority: 5, payload: { v: 2 }, runAt: T, maxAttempts: 9 }],
+        now: T,
+      })
+      assert.deepEqual(results, ['ok'])
+      assert.deepEqual((await getExisting(store, id)).trace, traces[1])
+      const [claimed] = await claimAt(store, T + 1, {}, id)
+      const dead = {
+        kind: 'dead' as const,
+        id,
+        leaseToken: claimed!.leaseToken,
+        error: { kind: 'error' as const, message: 'no' },
+      }
+      assert.deepEqual((await store.settle({ settlements: [dead], now: T + 1 })).settled, ['ok'])
+      assert.equal(await store.retry({ ids: [id], now: T + 2 }), 1)
+      const [again] = await claimAt(store, T + 3, {}, id)
+      assert.deepEqual(again!.trace, traces[1])
+    })
+
+    test('a bulk enqueue keeps each job its own trace context, and a debounce keeps the first one', async ({
+      store,
+    }) => {
+      const jobs = Array.from({ length: 150 }, (_, i) => ({ trace: traces[i % 2]! }))
+      await enqueueJobs(store, T, jobs)
+      const shared = await enqueueJobs(
+        store,
+        T,
+        Array.from({ length: 70 }, () => ({ trace: traces[1]! })),
+      )
+      assert.deepEqual(
+        (await allJobs(store)).map((job) => job.trace),
+        [...jobs.map((job) => job.trace), ...shared.map(() => traces[1])],
+      )
+      const debounced = (trace: JobTraceContext, payload: string): Partial<NewJob> => ({
+        uniqueKey: 'd',
+        uniqueUntil: 'started',
+        debounceMs: MINUTE,
+        delayMs: MINUTE,
+        payload,
+        trace,
+      })
+      const first = await enqueueJob(store, T, debounced(traces[0]!, '1'))
+      assert.equal(await enqueueJob(store, T + 1, debounced(traces[1]!, '2')), first)
+      const job = await getExisting(store, first)
+      assert.equal(job.payload, 2)
+      assert.deepEqual(job.trace, traces[0])
     })
   })
 }
