@@ -99,18 +99,24 @@ export function logWorkerEvents(
   worker: Worker,
   stopSignal: () => NodeJS.Signals | null,
 ): void {
-  worker.on('job:claimed', (job) =>
-    logger.trace({ event: 'job:claimed', ...jobFields(job) }, `job ${job.id} ${job.name} claimed`),
-  )
-  worker.on('job:completed', (job) =>
-    logger.debug({ event: 'job:completed', ...jobFields(job) }, `job ${job.id} ${job.name} completed`),
-  )
-  worker.on('job:snoozed', (job, runAt) =>
-    logger.debug(
-      { event: 'job:snoozed', ...jobFields(job), runAt: toIso(runAt) },
-      `job ${job.id} ${job.name} snoozed until ${formatInstant(runAt, Date.now())}`,
-    ),
-  )
+  // The records of every job are built only at the levels that keep them: at info, a busy worker
+  // pays nothing per job for a log that would drop them.
+  if (logger.isLevelEnabled('trace')) {
+    worker.on('job:claimed', (job) =>
+      logger.trace({ event: 'job:claimed', ...jobFields(job) }, `job ${job.id} ${job.name} claimed`),
+    )
+  }
+  if (logger.isLevelEnabled('debug')) {
+    worker.on('job:completed', (job) =>
+      logger.debug({ event: 'job:completed', ...jobFields(job) }, `job ${job.id} ${job.name} completed`),
+    )
+    worker.on('job:snoozed', (job, runAt) =>
+      logger.debug(
+        { event: 'job:snoozed', ...jobFields(job), runAt: toIso(runAt) },
+        `job ${job.id} ${job.name} snoozed until ${formatInstant(runAt, Date.now())}`,
+      ),
+    )
+  }
   worker.on('job:failed', (job, error, retryAt) =>
     logger.warn(
       {
