@@ -17,7 +17,7 @@ import { createClient, type JobSpec } from '../../src/index.js'
 import type { ScriptPayload } from '../support/handlers/scripted.js'
 import { waitFor, within } from '../support/async.js'
 import { defer } from '../support/cleanup.js'
-import { logRecords, REPO_ROOT, runFerry, spawnFerry, WORKER_STARTED } from '../support/processes.js'
+import { logRecords, REPO_ROOT, runCli, runFerry, spawnFerry, WORKER_STARTED } from '../support/processes.js'
 import { holdWriteLock, tempStore } from '../support/sqlite-harness.js'
 import { freshStore, STORES, urlOf } from '../support/stores.js'
 import { createWorker, fixtureHandlers, stopWorker } from '../support/workers.js'
@@ -183,6 +183,23 @@ for (const storeUnderTest of STORES) {
     },
   )
 }
+
+test('ferry work starting on a paused queue logs why it will sit idle', async (t) => {
+  const { url } = await tempStore(t)
+  const paused = await runCli(url, ['pause', 'mail', '--reason', 'provider down', '--by', 'ada'])
+  assert.equal(paused.code, 0, paused.stderr)
+  const exit = await runFerry(t, work(url, '--queues', 'mail,default', '--time-limit', '500ms'))
+  assert.equal(exit.code, 0, exit.stderr)
+  const [record] = recordsOf(logRecords(exit.stderr), 'queue:paused')
+  assert.deepEqual(
+    [record?.level, record?.queue, record?.pausedBy, record?.reason],
+    ['warn', 'mail', 'ada', 'provider down'],
+  )
+  assert.match(
+    String(record?.msg),
+    /^queue mail is paused since .* by ada \(provider down\): its jobs wait for `ferry resume mail`$/,
+  )
+})
 
 /** `script` from util-linux, which runs a command on a pseudo-terminal; null where it is missing. */
 const SCRIPT = spawnSync('script', ['--version'], { encoding: 'utf8' }).status === 0 ? 'script' : null
