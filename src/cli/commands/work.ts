@@ -66,7 +66,7 @@ export function registerWork(program: Command): void {
     .option('--max-jobs-per-child <n>', 'threads, processes: replace a child after it ran this many jobs')
     .option('--max-rss <size>', 'threads, processes: replace a child once its memory passes this: 256MB')
     .option('--verbose', 'log every job, not only failures (the same as --log-level debug)')
-    .option('--log-level <level>', `${LOG_LEVELS.join(', ')} (env LOG_LEVEL)`, undefined)
+    .option('--log-level <level>', `how much to log: ${LOG_LEVELS.join(', ')} (env LOG_LEVEL; default info)`)
     .option(
       '--log-format <format>',
       'auto (pretty on a terminal, JSON lines otherwise), json or pretty',
