@@ -2,15 +2,13 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import type { SqliteDurability } from '../../src/sqlite.js'
-import { REPO_ROOT } from '../../tests/support/processes.js'
+import { REPO_ROOT, WORKER_STARTED } from '../../tests/support/processes.js'
 
 /** The `ferry` command, run from source as in development: `node --import tsx src/cli/main.ts`. */
 const FERRY_CLI = join(REPO_ROOT, 'src', 'cli', 'main.ts')
 /** The handler module the child workers load (bench.wake, bench.noop). */
 const BENCH_HANDLERS = join(REPO_ROOT, 'bench', 'fixtures', 'handlers.ts')
 
-/** `ferry work` prints this on stderr once worker.start() has resolved. */
-const READY_LINE = /^ferry: worker \S+ on /m
 const READY_TIMEOUT_MS = 60_000
 const EXIT_TIMEOUT_MS = 5_000
 
@@ -109,7 +107,7 @@ export async function startChildWorker(options: ChildWorkerOptions): Promise<Chi
         READY_TIMEOUT_MS,
       )
       const onData = (): void => {
-        if (!READY_LINE.test(stderr)) return
+        if (!WORKER_STARTED.test(stderr)) return
         done()
         resolve()
       }

@@ -8,7 +8,7 @@ import { median } from '../lib/stats.js'
 import { openBenchStore } from '../lib/store.js'
 import { withTempDir } from '../lib/temp.js'
 import type { Figure, ScenarioDef } from '../lib/types.js'
-import { REPO_ROOT } from '../../tests/support/processes.js'
+import { REPO_ROOT, WORKER_STARTED } from '../../tests/support/processes.js'
 
 type Strategy = 'inline' | 'threads' | 'processes' | 'fork'
 
@@ -27,8 +27,6 @@ const READY_TIMEOUT_MS = 30_000
 /** No 'mark last' for this long: the worker is stuck, the run fails. */
 const RUN_TIMEOUT_MS = 5 * 60_000
 const EXIT_TIMEOUT_MS = 10_000
-/** `ferry work` prints this on stderr once worker.start() has resolved. */
-const READY_LINE = /^ferry: worker \S+ on /m
 const MARK_LINE = /mark (first|last) (\d+)/
 
 const fmt = (n: number): string => n.toLocaleString('en-US')
@@ -138,7 +136,7 @@ async function measureCli(strategy: Strategy, jobs: number): Promise<number> {
           onMark = check
           check()
         })
-      await until('ready line', () => READY_LINE.test(stderr), READY_TIMEOUT_MS)
+      await until('ready line', () => WORKER_STARTED.test(stderr), READY_TIMEOUT_MS)
       const specs: JobSpec[] = Array.from({ length: jobs }, (_, i) => ({
         name: JOB_NAME,
         payload: i === 0 ? { seq: i, mark: 'first' } : i === jobs - 1 ? { seq: i, mark: 'last' } : { seq: i },

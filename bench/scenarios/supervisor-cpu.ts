@@ -6,7 +6,7 @@ import { DIST_CLI, ensureBuilt } from '../lib/dist.js'
 import { fixturePath } from '../lib/fixture-process.js'
 import { childPids, clockTicksPerSecond, processCpu, processCpuTicks, threadTotals } from '../lib/proc.js'
 import { openBenchStore } from '../lib/store.js'
-import { isAlive, REPO_ROOT } from '../../tests/support/processes.js'
+import { isAlive, REPO_ROOT, WORKER_STARTED } from '../../tests/support/processes.js'
 import { withTempDir } from '../lib/temp.js'
 import type { Figure, ScenarioDef } from '../lib/types.js'
 
@@ -14,8 +14,6 @@ type Strategy = 'processes' | 'fork'
 
 const STRATEGIES: readonly Strategy[] = ['processes', 'fork']
 const CPU_HANDLERS = fixturePath('cpu-handlers.mjs')
-/** `ferry work` prints this on stderr once worker.start() has resolved (its pool started). */
-const READY_LINE = /^ferry: worker \S+ on /m
 const READY_TIMEOUT_MS = 30_000
 /** After the worker says it runs, before the job is enqueued. */
 const SETTLE_MS = 2_000
@@ -111,7 +109,7 @@ async function measure(strategy: Strategy, seconds: number, ticksPerSecond: numb
     const bench = await openBenchStore(dir, 'full')
     try {
       const readyBy = Date.now() + READY_TIMEOUT_MS
-      while (!READY_LINE.test(stderr)) {
+      while (!WORKER_STARTED.test(stderr)) {
         if (!alive()) throw new Error(`the supervisor exited; stderr:\n${stderr}`)
         if (Date.now() > readyBy) throw new Error(`the supervisor did not start; stderr:\n${stderr}`)
         await sleep(POLL_MS)

@@ -89,11 +89,12 @@ export function formatJson(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`
 }
 
-export type Color = 'red' | 'yellow'
+export type Color = 'red' | 'yellow' | 'dim'
 
 const COLOR_CODES: Readonly<Record<Color, readonly [open: number, close: number]>> = {
   red: [31, 39],
   yellow: [33, 39],
+  dim: [2, 22],
 }
 
 /**

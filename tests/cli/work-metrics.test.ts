@@ -48,8 +48,9 @@ async function workWithMetrics(
     '0',
     ...args,
   ])
-  await ferry.waitForOutput(/ferry: metrics on /)
-  return { ferry, metricsUrl: /ferry: metrics on (\S+)/.exec(ferry.stderr)![1]! }
+  // The worker's log is JSON lines here (stderr is not a terminal): the record names the URL.
+  await ferry.waitForOutput(/"event":"metrics:listening"/)
+  return { ferry, metricsUrl: /"url":"([^"]+)"/.exec(ferry.stderr)![1]! }
 }
 
 /** The exposition, fetched again until it says what `ready` looks for. */

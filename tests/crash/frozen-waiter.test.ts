@@ -15,7 +15,7 @@ import { RedisStore } from '../../src/redis.js'
 import { skipUnlessAvailable } from '../support/services.js'
 import { waitFor } from '../support/async.js'
 import { defer } from '../support/cleanup.js'
-import { REPO_ROOT, spawnFerry, WORKER_STARTED } from '../support/processes.js'
+import { logRecords, REPO_ROOT, spawnFerry, WORKER_STARTED } from '../support/processes.js'
 import { getJob } from '../support/store-calls.js'
 
 const OK_HANDLERS = `${REPO_ROOT}/tests/support/handlers/ok.mjs`
@@ -57,7 +57,9 @@ for (const target of targets) {
         spawnFerry(t, ['--store', url, 'work', '--handlers', OK_HANDLERS, '--lease', `${LEASE_MS}ms`])
       const frozen = work()
       await frozen.waitForOutput(WORKER_STARTED)
-      const frozenId = /worker (\S+) on/.exec(frozen.stderr)![1]!
+      const frozenId = String(
+        logRecords(frozen.stderr).find((record) => record.event === 'worker:started')!.workerId,
+      )
       // Idle, it registered to be handed jobs; frozen, it cannot read what it is handed.
       await new Promise((resolve) => setTimeout(resolve, 500))
       frozen.child.kill('SIGSTOP')

@@ -18,7 +18,7 @@ import { ownServerOptions, startOwnRedisCluster, type OwnRedisCluster } from '..
 import { newJob } from '../support/store-harness.js'
 import { sleep, waitFor } from '../support/async.js'
 import { defer } from '../support/cleanup.js'
-import { spawnFerry } from '../support/processes.js'
+import { spawnFerry, WORKER_STARTED } from '../support/processes.js'
 import { fixtureHandlers, startWorker } from '../support/workers.js'
 import { getJob } from '../support/store-calls.js'
 
@@ -66,7 +66,7 @@ describe('RedisStore on a Redis Cluster with replicas', ownServerOptions(), () =
       '--handlers',
       fixtureHandlers('scripted.ts'),
     ])
-    await ferry.waitForOutput(/ferry: worker \S+ on /)
+    await ferry.waitForOutput(WORKER_STARTED)
     const producer = await RedisStore.open({
       url: cluster.url,
       cluster: true,

@@ -14,7 +14,7 @@ import { createClient } from '../../src/client/client.js'
 import { allJobs } from '../support/store-harness.js'
 import { waitFor } from '../support/async.js'
 import { defer } from '../support/cleanup.js'
-import { REPO_ROOT } from '../support/processes.js'
+import { REPO_ROOT, WORKER_STARTED } from '../support/processes.js'
 import { redisUnreachableReason, tempNamespace, TEST_REDIS_URL } from '../support/redis-harness.js'
 import { whenAvailable } from '../support/services.js'
 
@@ -56,7 +56,7 @@ await whenAvailable(redisUnreachableReason(), () => {
           new Promise((resolve, reject) => {
             child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
               stderr += chunk
-              if (/ferry: worker \S+ on /.test(stderr)) resolve()
+              if (WORKER_STARTED.test(stderr)) resolve()
             })
             child.once('exit', (code) =>
               reject(new Error(`worker exited (${code}) before it ran:\n${stderr}`)),

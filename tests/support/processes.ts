@@ -141,8 +141,43 @@ export function runFerry(t: TestContext, args: string[], timeoutMs = 20_000): Pr
   return spawnFerry(t, args).waitForExit(timeoutMs)
 }
 
-/** The line `ferry work` prints once its worker is claiming. */
-export const WORKER_STARTED = /^ferry: worker \S+ on /m
+/**
+ * The log record `ferry work` writes once its worker is claiming (its log is JSON lines on stderr
+ * when stderr is not a terminal, as in every test).
+ */
+export const WORKER_STARTED = /^\{.*"event":"worker:started"/m
+
+/** A line of `ferry work`'s log as its record, or null for another line (or one cut short). */
+function parseLogLine(line: string): Record<string, unknown> | null {
+  if (!line.startsWith('{')) return null
+  try {
+    return JSON.parse(line) as Record<string, unknown>
+  } catch {
+    return null
+  }
+}
+
+/** The JSON log records in `ferry work`'s stderr; other lines (a child's forwarded output) are left out. */
+export function logRecords(stderr: string): Record<string, unknown>[] {
+  return stderr.split('\n').flatMap((line) => {
+    const record = parseLogLine(line)
+    return record === null ? [] : [record]
+  })
+}
+
+/**
+ * `ferry work`'s stderr with each JSON log record replaced by its message, other lines as they
+ * are: what a test matches the worker's sentences against.
+ */
+export function logMessages(stderr: string): string {
+  return stderr
+    .split('\n')
+    .map((line) => {
+      const record = parseLogLine(line)
+      return record === null ? line : String(record.msg)
+    })
+    .join('\n')
+}
 
 /**
  * Starts `ferry --store <url> ...args` as a user at a terminal-less shell would (CI=true), with a

@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -78,4 +79,19 @@ export interface TempStore extends TempDatabase {
 export async function tempStore(t: TestContext): Promise<TempStore> {
   const db = tempDatabase(t)
   return { ...db, store: await db.open(), openPeer: db.open }
+}
+
+/**
+ * A connection holding the database's write lock until `release()` (or the end of the test), as a
+ * long transaction of another process would: a store waiting less than that for it gets SQLITE_BUSY.
+ */
+export function holdWriteLock(t: TestContext, path: string): { release: () => void } {
+  const db = new Database(path)
+  db.exec('BEGIN IMMEDIATE')
+  const release = (): void => {
+    if (db.open && db.inTransaction) db.exec('COMMIT')
+  }
+  defer(t, () => db.close())
+  defer(t, release)
+  return { release }
 }

@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 
 import { createClient, type JobSpec } from '../../src/index.js'
-import { runFerry, spawnFerry, WORKER_STARTED } from '../support/processes.js'
+import { logMessages, runFerry, spawnFerry, WORKER_STARTED } from '../support/processes.js'
 import { tempStore } from '../support/sqlite-harness.js'
 import { allJobs } from '../support/store-harness.js'
 import { fixtureHandlers } from '../support/workers.js'
@@ -71,8 +71,9 @@ for (const misbehaviour of Object.keys(RESULT_OF)) {
     // The worker's own lines go to fd 2 itself. Ending stderr shuts down the socket the test
     // reads it through, so after that nothing can be written there and the lines are dropped.
     if (misbehaviour !== 'end-stderr') {
-      assert.match(exit.stderr, /^job \d+ fail is dead after attempt 1: failed on purpose$/m)
-      assert.match(exit.stderr, /^ferry: stopped \(job-limit\): 4 completed, 0 failed and retried, 1 dead/m)
+      const messages = logMessages(exit.stderr)
+      assert.match(messages, /^job \d+ fail is dead after attempt 1: failed on purpose$/m)
+      assert.match(messages, /^stopped \(job-limit\): 4 completed, 0 failed and retried, 1 dead/m)
     }
   })
 }
@@ -132,5 +133,5 @@ test('a worker whose stdout reader went away keeps running jobs that print, and 
     [1, 2, 3, 4].map((n) => ['completed', `line ${n}`]),
   )
   assert.match(exit.stderr, /^\[job \d+\] stderr: line 4$/m)
-  assert.match(exit.stderr, /^ferry: stopped \(job-limit\): 4 completed/m)
+  assert.match(logMessages(exit.stderr), /^stopped \(job-limit\): 4 completed/m)
 })

@@ -10,7 +10,7 @@ import { test } from 'node:test'
 import { createClient, type JobContext } from '../../src/index.js'
 import type { ScriptPayload } from '../support/handlers/scripted.js'
 import { deferred, sleep, waitFor, waitForEvent } from '../support/async.js'
-import { runFerry, spawnFerry, WORKER_STARTED } from '../support/processes.js'
+import { logMessages, runFerry, spawnFerry, WORKER_STARTED } from '../support/processes.js'
 import { tempStore } from '../support/sqlite-harness.js'
 import { getExistingJob } from '../support/store-calls.js'
 import { allJobs } from '../support/store-harness.js'
@@ -126,7 +126,7 @@ test('ferry work sent SIGTERM once finishes the running job, then exits 0', asyn
   ferry.child.kill('SIGTERM')
   // The way to abort is the signal that stopped it: Ctrl-C is SIGINT's.
   await ferry.waitForOutput(
-    /^ferry: stopping \(requested: SIGTERM\) after 1 running job; SIGTERM again to abort them$/m,
+    /"msg":"stopping \(requested: SIGTERM\) after 1 running job; SIGTERM again to abort them"/,
   )
   const exit = await ferry.waitForExit()
 
@@ -153,7 +153,7 @@ test('ferry work sent SIGINT twice aborts the running job, which goes back to re
 
   ferry.child.kill('SIGINT')
   await ferry.waitForOutput(
-    /^ferry: stopping \(requested: SIGINT\) after 1 running job; Ctrl-C again to abort them$/m,
+    /"msg":"stopping \(requested: SIGINT\) after 1 running job; Ctrl-C again to abort them"/,
   )
   ferry.child.kill('SIGINT')
   const exit = await ferry.waitForExit(5000)
@@ -184,8 +184,9 @@ test('ferry work stops gracefully on a SIGTERM sent the moment it prints that it
     assert.equal(exit.code, 0, exit.stderr)
     assert.match(exit.stderr, /stopped \(requested\)/)
     // Idle: one line, with nothing about running jobs to wait for or abort.
-    assert.match(exit.stderr, /^ferry: stopping \(requested: SIGTERM\)$/m)
-    assert.equal(exit.stderr.match(/stopping/g)?.length, 1, exit.stderr)
+    const messages = logMessages(exit.stderr)
+    assert.match(messages, /^stopping \(requested: SIGTERM\)$/m)
+    assert.equal(messages.match(/stopping/g)?.length, 1, exit.stderr)
   }
 })
 

@@ -3,28 +3,15 @@
  * lock (BEGIN IMMEDIATE, as a long transaction of another process would) while the worker's store
  * waits only 10 ms for it, so its writes fail with SQLITE_BUSY until the lock is released.
  */
-import Database from 'better-sqlite3'
 import assert from 'node:assert/strict'
-import { test, type TestContext } from 'node:test'
+import { test } from 'node:test'
 
 import { createClient, StoreUnavailableError } from '../../src/index.js'
 import { deferred, waitForEvent } from '../support/async.js'
 import { defer } from '../support/cleanup.js'
-import { tempStore } from '../support/sqlite-harness.js'
+import { holdWriteLock, tempStore } from '../support/sqlite-harness.js'
 import { getExistingJob } from '../support/store-calls.js'
 import { createWorker } from '../support/workers.js'
-
-/** A connection holding the write lock until `release()` (or the end of the test). */
-function holdWriteLock(t: TestContext, path: string): { release: () => void } {
-  const db = new Database(path)
-  db.exec('BEGIN IMMEDIATE')
-  const release = (): void => {
-    if (db.open && db.inTransaction) db.exec('COMMIT')
-  }
-  defer(t, () => db.close())
-  defer(t, release)
-  return { release }
-}
 
 function assertBusy(errors: unknown[]): void {
   for (const error of errors) {

@@ -9,7 +9,7 @@ import { test } from 'node:test'
 import { createClient, type JobSpec } from '../../src/index.js'
 import type { ScriptPayload } from '../support/handlers/scripted.js'
 import { waitFor, waitForEvent } from '../support/async.js'
-import { type Exit, runFerry, spawnFerry, WORKER_STARTED } from '../support/processes.js'
+import { type Exit, logRecords, runFerry, spawnFerry, WORKER_STARTED } from '../support/processes.js'
 import { tempStore } from '../support/sqlite-harness.js'
 import { getExistingJob } from '../support/store-calls.js'
 import { allJobs } from '../support/store-harness.js'
@@ -155,7 +155,8 @@ test('ferry work runs a TypeScript handler module', async (t) => {
   ])
 
   assert.equal(exit.code, 0, exit.stderr)
-  assert.match(exit.stderr, /claiming only jobs named greet;/)
+  const started = logRecords(exit.stderr).find((record) => record.event === 'worker:started')
+  assert.deepEqual(started?.jobNames, ['greet'], exit.stderr)
   const job = await getExistingJob(store, id)
   assert.equal(job.state, 'completed')
   assert.deepEqual(job.result, { greeting: 'hello Ada' })

@@ -2,20 +2,21 @@ import type { Command } from 'commander'
 import { listQueueControls } from '../../admin/queue-control.js'
 import { withStore } from '../../admin/with-store.js'
 import { parseByteSize, parseDuration } from '../../core/duration.js'
-import { isStoreLost, ValidationError } from '../../core/errors.js'
+import { ValidationError } from '../../core/errors.js'
 import { parseInteger } from '../../core/validate.js'
 import {
   EXECUTION_STRATEGIES,
   RECYCLING_STRATEGIES,
   type ExecutionStrategy,
 } from '../../worker/executors/create-executor.js'
-import type { QueueControl } from '../../store/store.js'
-import { Worker, type StopReason, type WorkerOptions } from '../../worker/worker.js'
+import { Worker, type WorkerOptions } from '../../worker/worker.js'
 import { ferryStderr, ferryStdout, ignoreStandardStreamErrors } from '../fd-writer.js'
-import { countOf, formatInstant, painter } from '../format.js'
+import { painter } from '../format.js'
+import { createLogger, LOG_LEVELS, resolveLogFormat, resolveLogLevel } from '../logger.js'
 import { metricsAddress, openMetricsEndpoint, type MetricsFlags } from '../metrics-endpoint.js'
 import { storeForJobs } from '../open.js'
-import { isPausedOrLimited } from './queue-control.js'
+import { logAborting, logQueueControls, logWorkerEvents, logWorkerStarted } from '../worker-log.js'
+import { startWorkerSummary } from '../worker-summary.js'
 
 interface WorkFlags extends MetricsFlags {
   handlers: string
@@ -32,6 +33,9 @@ interface WorkFlags extends MetricsFlags {
   maxJobsPerChild?: string
   maxRss?: string
   verbose?: boolean
+  logLevel?: string
+  logFormat: string
+  summaryInterval: string
   scheduler: boolean
   retention: boolean
 }
@@ -62,7 +66,14 @@ export function registerWork(program: Command): void {
     .option('--strategy <strategy>', `how handlers run: ${EXECUTION_STRATEGIES.join(', ')}`, 'inline')
     .option('--max-jobs-per-child <n>', 'threads, processes: replace a child after it ran this many jobs')
     .option('--max-rss <size>', 'threads, processes: replace a child once its memory passes this: 256MB')
-    .option('--verbose', 'print a line for every job, not only failures')
+    .option('--verbose', 'log every job, not only failures (the same as --log-level debug)')
+    .option('--log-level <level>', `how much to log: ${LOG_LEVELS.join(', ')} (env LOG_LEVEL; default info)`)
+    .option(
+      '--log-format <format>',
+      'auto (pretty on a terminal, JSON lines otherwise), json or pretty',
+      'auto',
+    )
+    .option('--summary-interval <duration>', 'on a terminal, a summary line this often; 0 for none', '5s')
     .option(
       '--metrics-port <port>',
       'serve Prometheus metrics on GET /metrics at this port (0: any free one)',
@@ -80,6 +91,16 @@ export function registerWork(program: Command): void {
       // Inline handlers share this process's stdout and stderr and may end or close them: the
       // worker's own lines go to the descriptors (ferryStderr), and stream errors are dropped.
       ignoreStandardStreamErrors()
+      // The log goes where Ferry's own lines always went, stderr; stdout stays the handlers'.
+      const interactive = process.stderr.isTTY === true
+      const format = resolveLogFormat(flags.logFormat, interactive)
+      const paint = format === 'pretty' ? painter(process.stderr) : (text: string): string => text
+      const logger = createLogger({
+        level: resolveLogLevel(flags.logLevel, flags.verbose === true, process.env.LOG_LEVEL),
+        format,
+        paint,
+      })
+      const summaryIntervalMs = parseDuration(flags.summaryInterval, '--summary-interval')
       const options: Omit<WorkerOptions, 'store'> = {
         handlers: flags.handlers,
         queues: flags.queues.split(',').map((queue) => queue.trim()),
@@ -131,13 +152,13 @@ export function registerWork(program: Command): void {
         worker.on('worker:stopping', () => {
           stopping = true
         })
-        report(worker, flags.verbose === true, () => stopSignal)
+        logWorkerEvents(logger, worker, () => stopSignal)
         // Installed before start: a signal that arrives while the worker starts must stop it
         // gracefully, not kill the process with jobs claimed. One that arrives while it is
         // stopping already (a signal before, stop-workers, a limit) aborts the running jobs.
         const onSignal = (signal: NodeJS.Signals): void => {
           if (stopping) {
-            ferryStderr.line('ferry: aborting running jobs; they go back to ready')
+            logAborting(logger, worker)
             void worker.stop({ graceful: false })
           } else {
             stopSignal = signal
@@ -147,85 +168,25 @@ export function registerWork(program: Command): void {
         process.on('SIGINT', onSignal)
         process.on('SIGTERM', onSignal)
         await worker.start()
-        ferryStderr.line(
-          `ferry: worker ${worker.workerId} on ${worker.queues.join(', ')} ` +
-            `(concurrency ${worker.concurrency}, strategy ${strategy}), ` +
-            `claiming only jobs named ${[...worker.jobNames].join(', ')}; Ctrl-C stops after the running jobs`,
-        )
+        logWorkerStarted(logger, worker, { store: store.kind, strategy, interactive })
         // A worker that sits idle on a paused queue should say why, not look stuck.
-        for (const line of queueControlLines(await listQueueControls(store), worker.queues, Date.now())) {
-          ferryStderr.line(line)
+        logQueueControls(logger, await listQueueControls(store), worker.queues, Date.now())
+        if (interactive && format === 'pretty' && summaryIntervalMs > 0) {
+          startWorkerSummary(worker, {
+            intervalMs: summaryIntervalMs,
+            write: (line) => ferryStderr.line(line),
+            paint,
+          })
         }
-        if (metrics !== null) ferryStderr.line(`ferry: metrics on ${metrics.url}`)
+        if (metrics !== null)
+          logger.info({ event: 'metrics:listening', url: metrics.url }, `metrics on ${metrics.url}`)
         const reason = await worker.stopped
         await metrics?.close()
         process.off('SIGINT', onSignal)
         process.off('SIGTERM', onSignal)
-        const { completed, failed, dead, snoozed, leaseLost } = worker.counts
-        ferryStderr.line(
-          `ferry: stopped (${reason}): ${completed} completed, ${failed} failed and retried, ${dead} dead, ` +
-            `${snoozed} snoozed, ${leaseLost} lease lost`,
-        )
         if (reason === 'store-lost') process.exitCode = 1
       })
     })
-}
-
-/** The worker's lines on stderr; `stopSignal` is the signal that stopped it, if one did. */
-function report(worker: Worker, verbose: boolean, stopSignal: () => NodeJS.Signals | null): void {
-  const out = (line: string): void => ferryStderr.line(line)
-  const paint = painter(process.stderr)
-  worker.on('job:failed', (job, error, retryAt) =>
-    out(
-      paint(
-        `job ${job.id} ${job.name} failed (attempt ${job.attempts}/${job.maxAttempts}): ${error.message}; ` +
-          `retry at ${formatInstant(retryAt, Date.now())}`,
-        'yellow',
-      ),
-    ),
-  )
-  worker.on('job:dead', (job, error) =>
-    out(paint(`job ${job.id} ${job.name} is dead after attempt ${job.attempts}: ${error.message}`, 'red')),
-  )
-  worker.on('job:lease-lost', (job) =>
-    out(`job ${job.id} ${job.name}: lease lost (cancelled, or recovered by another worker)`),
-  )
-  worker.on('worker:error', (error) => {
-    const message = (error as Error).message ?? String(error)
-    out(
-      paint(
-        isStoreLost(error)
-          ? `ferry: the store is gone, stopping: ${message}`
-          : `ferry: store error, retrying: ${message}`,
-        'red',
-      ),
-    )
-  })
-  worker.on('worker:stopping', (reason) => out(stoppingLine(reason, worker.activeCount, stopSignal())))
-  if (verbose) {
-    worker.on('job:completed', (job) => out(`job ${job.id} ${job.name} completed`))
-    worker.on('schedule:fired', ({ schedule, slots, ids, outcome }) =>
-      out(
-        outcome === 'overlap'
-          ? `schedule ${schedule}: slot passed over, its last run has not finished`
-          : `schedule ${schedule} fired ${slots.map(({ slot, late }) => `${new Date(slot).toISOString()}${late ? ' (late)' : ''}`).join(', ')}: job ${ids.join(', ')}`,
-      ),
-    )
-    worker.on('job:snoozed', (job, runAt) =>
-      out(`job ${job.id} ${job.name} snoozed until ${formatInstant(runAt, Date.now())}`),
-    )
-  }
-}
-
-/**
- * One line when the worker begins to stop: why, and, when jobs are still running, that it waits
- * for them and how to abort them instead (the same signal again: Ctrl-C is SIGINT's name only).
- */
-function stoppingLine(reason: StopReason, runningCount: number, signal: NodeJS.Signals | null): string {
-  const why = signal === null ? reason : `${reason}: ${signal}`
-  if (runningCount === 0 || reason === 'store-lost') return `ferry: stopping (${why})`
-  const again = signal === null ? 'Ctrl-C' : signal === 'SIGINT' ? 'Ctrl-C again' : `${signal} again`
-  return `ferry: stopping (${why}) after ${countOf(runningCount, 'running job')}; ${again} to abort them`
 }
 
 function toStrategy(text: string): ExecutionStrategy {
@@ -248,22 +209,4 @@ function notRecycling(field: string, strategy: ExecutionStrategy): ValidationErr
     field,
     `applies to --strategy threads or processes only (${why})`,
   )
-}
-
-/** One line per queue of the worker's that is paused or limited, as it starts. */
-function queueControlLines(
-  controls: readonly QueueControl[],
-  queues: readonly string[],
-  now: number,
-): string[] {
-  return controls
-    .filter((control) => queues.includes(control.queue) && isPausedOrLimited(control))
-    .map(({ queue, paused, limits }) => {
-      const limit =
-        limits.concurrency === null ? '' : `at most ${limits.concurrency} of its jobs active at once`
-      if (paused === null) return `ferry: queue ${queue}: ${limit}`
-      const who = paused.by === null ? '' : ` by ${paused.by}`
-      const why = paused.reason === null ? '' : ` (${paused.reason})`
-      return `ferry: queue ${queue} is paused since ${formatInstant(paused.at, now)}${who}${why}: its jobs wait for \`ferry resume ${queue}\`${limit === '' ? '' : `; ${limit}`}`
-    })
 }
