@@ -20,6 +20,8 @@ export function dumpedJob(
     expiresAt: null,
     lastError: null,
     result: null,
+    progress: null,
+    logs: [],
     workerId: null,
     leaseExpiresAt: null,
     createdAt: at,

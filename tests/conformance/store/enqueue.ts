@@ -103,6 +103,8 @@ export function enqueueCases({ test }: ConformanceCases): void {
         keepForMs: 7 * 24 * 3_600_000,
         lastError: null,
         result: null,
+        progress: null,
+        logs: [],
         workerId: null,
         leaseExpiresAt: null,
         createdAt: t,

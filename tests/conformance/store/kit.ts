@@ -159,6 +159,8 @@ export function view(job: Job): Job {
     keepForMs: job.keepForMs,
     lastError: job.lastError,
     result: job.result ?? null,
+    progress: job.progress,
+    logs: job.logs,
     workerId: job.workerId,
     leaseExpiresAt: job.leaseExpiresAt,
     createdAt: job.createdAt,
