@@ -25,6 +25,8 @@ async function setup(t: TestContext, strategy: 'inline' | 'threads' | 'processes
     strategy,
     concurrency: 1,
     backoff: { baseMs: 10, maxMs: 20 },
+    // Renewed every 40 s: a report seen sooner came with the renewal the report asked for.
+    leaseMs: 120_000,
   })
   await started.worker.start()
   const enqueue = async (payload: ScriptPayload, maxAttempts = 1) =>
@@ -51,7 +53,8 @@ for (const strategy of ['inline', 'threads', 'processes', 'fork'] as const) {
         },
         2,
       )
-      // A renewal carries them soon after they were reported, while the attempt still runs.
+      // A renewal carries them about a second after they were reported (the report asks for it,
+      // long before the lease's own renewal), while the attempt still runs.
       const running = await waitFor(
         async () => {
           const job = await getExistingJob(store, id)
