@@ -9,6 +9,7 @@ export { backoffMs, DEFAULT_BACKOFF, type BackoffOptions, type JobBackoffOption 
 export { parseDuration, parseByteSize } from './core/duration.js'
 export { normalizeJob, NAME_PATTERN, type EnqueueOptions } from './core/validate.js'
 export { serializePayload, MAX_PAYLOAD_DEPTH } from './core/payload.js'
+export { LOG_LINE_MAX_CHARS, LOG_MAX_LINES, PROGRESS_MAX_BYTES, type JobReport } from './core/progress.js'
 export {
   normalizeSchedule,
   MISSED_POLICIES,

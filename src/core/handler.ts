@@ -7,6 +7,18 @@ export interface JobContext {
   job: Readonly<Job>
   /** 1 for the first attempt. */
   attempt: number
+  /**
+   * Reports how far the job got: a number or a small JSON value (at most PROGRESS_MAX_BYTES of
+   * JSON, else a ValidationError), the latest of which the job keeps, across attempts: a retry
+   * finds it in `job.progress`. Buffered: it reaches the store with the next lease renewal (within
+   * about a second) or the job's outcome, whichever comes first (docs/progress.md).
+   */
+  progress(value: unknown): void
+  /**
+   * Adds a line to the job's log, of which the job keeps the last LOG_MAX_LINES lines (each cut to
+   * LOG_LINE_MAX_CHARS), buffered as progress is.
+   */
+  log(line: string): void
 }
 
 // `any` for the payload lets a map of handlers with different payload types satisfy one type.

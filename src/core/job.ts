@@ -78,6 +78,13 @@ export interface Job {
   lastError: JobError | null
   /** The handler's return value, for completed jobs. */
   result: unknown
+  /**
+   * The latest progress a handler reported (ctx.progress), kept across attempts: a retry reads
+   * where the last attempt got to here. Null until one reports.
+   */
+  progress: unknown
+  /** The last log lines handlers wrote (ctx.log), oldest first, across attempts (docs/progress.md). */
+  logs: string[]
   /** The worker holding the lease, for active jobs. */
   workerId: string | null
   leaseExpiresAt: number | null

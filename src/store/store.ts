@@ -24,6 +24,7 @@ export type {
   SchedulesResult,
 } from './store-schedules.js'
 import type { Settlement } from '../core/outcome.js'
+import type { JobReport } from '../core/progress.js'
 import type { ControlParams, ControlRecord, PruneParams, PruneResult } from './store-control.js'
 // The control calls' types too (store-control.ts).
 export type {
@@ -147,7 +148,7 @@ export interface SettleBatchResult {
 export type SettleResult = 'ok' | 'lease_lost' | 'locked'
 
 export interface RenewParams {
-  leases: readonly { id: JobId; leaseToken: string }[]
+  leases: readonly RenewLease[]
   /** The new lease, from now. */
   leaseMs: number
   /**
@@ -158,6 +159,14 @@ export interface RenewParams {
    */
   delivered?: boolean
   now?: number
+}
+
+/** A lease to renew, by the token of its claim. */
+export interface RenewLease {
+  id: JobId
+  leaseToken: string
+  /** What its handler reported since the last renewal: written only if the lease is renewed. */
+  report?: JobReport
 }
 
 /** A lease as it was seen: the job, the token of its claim, and when the store said it expires. */

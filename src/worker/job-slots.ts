@@ -4,7 +4,13 @@ import type { ClaimedJob, JobError } from '../core/job.js'
 import { giveBack, type Settlement } from '../core/outcome.js'
 import type { SettleResult, Store } from '../store/store.js'
 import type { Completer, LockedRows } from './completer.js'
-import { AttemptAbort, type ExecutionOutcome, type Executor } from './executors/executor.js'
+import {
+  AttemptAbort,
+  type AttemptReport,
+  type ExecutionOutcome,
+  type Executor,
+} from './executors/executor.js'
+import { JobReports } from './job-reports.js'
 import { LeaseKeeper } from './lease-keeper.js'
 import { decideSettlement, type AbortCause } from './retry-policy.js'
 import type { WorkerCounts, WorkerEvents } from './worker-events.js'
@@ -100,15 +106,24 @@ export class JobSlots {
    */
   private readonly leaseSince = new Map<string, number>()
   private readonly leaseKeeper: LeaseKeeper
+  /** What running handlers reported, until a renewal or their settlement carries it. */
+  private readonly reports: JobReports
 
   constructor(options: JobSlotsOptions) {
     this.options = options
+    this.reports = new JobReports(() => this.leaseKeeper.renewSoon())
     this.leaseKeeper = new LeaseKeeper({
       store: options.store,
       leaseMs: options.leaseMs,
-      leases: () => this.leasedJobs().map((job) => ({ id: job.id, leaseToken: job.leaseToken })),
+      leases: () =>
+        this.leasedJobs().map((job) => ({
+          id: job.id,
+          leaseToken: job.leaseToken,
+          report: this.reports.forRenewal(job.id),
+        })),
       onLost: (id) => this.leaseLost(id),
       onRenewed: (id, sentAt) => {
+        this.reports.renewed(id)
         this.leaseSince.set(id, sentAt)
         options.locks.written(id)
       },
@@ -249,13 +264,19 @@ export class JobSlots {
   private execute(job: ClaimedJob): void {
     const entry = this.begin(job, new AttemptAbort())
     const { executor } = this.options
-    const run = (): Promise<ExecutionOutcome> => executor.run({ job, abort: entry.abort })
+    const run = (): Promise<ExecutionOutcome> =>
+      executor.run({ job, abort: entry.abort, report: this.reporterFor(job) })
     // Inline, the handler starts within run(): inside the span's context, its own spans nest under it.
     ;(entry.span === null ? run() : entry.span.run(run)).then(
       (outcome) => this.settle(entry, outcome),
       (error: unknown) => this.settle(entry, { kind: 'failed', error: toExecutorError(error) }),
     )
     this.handOver()
+  }
+
+  /** Where its handler's reports go: buffered while this claim of it runs, dropped after. */
+  private reporterFor(job: ClaimedJob): AttemptReport {
+    return this.reports.reporterFor(job, () => this.running.get(job.id)?.job === job)
   }
 
   /** A job starts running in a slot: counted, announced, timed. */
@@ -292,6 +313,7 @@ export class JobSlots {
       const outcome = executor.runNext({
         job,
         abort: handed.abort,
+        report: this.reporterFor(job),
         recall: handed.recall,
         startBy: this.leaseSince.get(job.id)! + leaseMs / 2,
         onStart: () => this.startedHandedOver(job, handed),
@@ -355,12 +377,15 @@ export class JobSlots {
     if (followed) this.followersStarted--
     this.options.onJobRan(monotonicMs() - entry.startedAt)
     const { job, cause: abortCause, timeoutMs } = entry
-    const settlement = decideSettlement(
+    const decided = decideSettlement(
       { job, outcome, abortCause, timeoutMs },
       { now: Date.now(), backoff: this.options.backoff },
     )
     this.running.delete(job.id)
-    entry.span?.end(settlement)
+    entry.span?.end(decided)
+    // What the handler reported since the last renewal is written with its outcome.
+    const report = this.reports.forSettlement(job.id)
+    const settlement = decided === null || report === undefined ? decided : { ...decided, report }
     if (settlement === null) {
       this.lost(job)
       this.slotFreed()
@@ -483,6 +508,7 @@ export class JobSlots {
   /** The job's lease is no longer this worker's, and the job did not run (or its outcome cannot be written). */
   private lost(job: ClaimedJob): void {
     this.forget(job.id)
+    this.reports.forget(job.id)
     this.counts.leaseLost++
     this.options.emit('job:lease-lost', job)
   }

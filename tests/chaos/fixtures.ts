@@ -21,6 +21,8 @@ export function dumpedJob(
     expiresAt: null,
     lastError: null,
     result: null,
+    progress: null,
+    logs: [],
     workerId: null,
     leaseExpiresAt: null,
     createdAt: at,

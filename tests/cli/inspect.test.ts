@@ -38,7 +38,10 @@ async function seed(store: Store): Promise<Seeded> {
     { queue: 'images', delayMs: 600_000, timeoutMs: 30_000 },
   )
   const active = await enqueue('resize', { width: 1280 }, { queue: 'images', uniqueKey: 'resize-1280' })
-  await store.claim({ queues: ['images'], limit: 1, leaseMs: 60_000, workerId: 'worker-7' })
+  const [claimed] = await store.claim({ queues: ['images'], limit: 1, leaseMs: 60_000, workerId: 'worker-7' })
+  // What its handler reported so far, as the worker's renewal writes it (docs/progress.md).
+  const report = { progress: '{"resized":3,"of":4}', logs: ['loaded 1280x960', 'wrote \u001b[2Jthumb'] }
+  await store.renew({ leases: [{ id: active, leaseToken: claimed!.leaseToken, report }], leaseMs: 60_000 })
   return { completed, dead, ready, scheduled, active }
 }
 
@@ -70,6 +73,8 @@ const JOB_JSON_KEYS = [
   'trace',
   'lastError',
   'result',
+  'progress',
+  'logs',
   'workerId',
   'leaseExpiresAt',
   'createdAt',
@@ -392,10 +397,28 @@ test('jobs show prints every field, the payload pretty-printed, the error with i
     ].join('\n'),
   )
   assert.equal(after('result'), '  -')
-  assert.match(completed.stdout, /\nresult:\n {2}\{\n {4}"sent": true\n {2}\}\n$/)
+  assert.match(completed.stdout, /\nresult:\n {2}\{\n {4}"sent": true\n {2}\}\nlogs:\n {2}-\n$/)
   assert.match(completed.stdout, /\nlast error:\n {2}-\n/)
   assert.match(scheduled.stdout, /\ntimeout: +30s\n/)
   assert.match(scheduled.stdout, /\nrun at: +\S+ \S+ \(in 9m \d+s\)\n/)
+})
+
+test("jobs show prints a running job's progress and its log lines, control characters escaped", async (t) => {
+  const db = tempDatabase(t)
+  const ids = await seed(await db.open())
+  const [active, dead] = await Promise.all([
+    runCli(db.url, ['jobs', 'show', ids.active]),
+    runCli(db.url, ['jobs', 'show', ids.dead]),
+  ])
+  assert.equal(active.code, 0, active.stderr)
+  assert.match(active.stdout, /\nprogress: +\{"resized":3,"of":4\}\n/)
+  assert.match(
+    active.stdout,
+    /\nlogs \(the last 2 lines kept\):\n {2}loaded 1280x960\n {2}wrote \\u001b\[2Jthumb\n$/,
+  )
+  assert.ok(!active.stdout.includes('\x1b'), 'no escape character reaches the terminal')
+  assert.match(dead.stdout, /\nprogress: +-\n/)
+  assert.match(dead.stdout, /\nlogs:\n {2}-\n$/)
 })
 
 test('jobs show --json prints the job as one object with every field', async (t) => {

@@ -97,6 +97,8 @@ export function claimedJob(
     expiresAt: null,
     lastError: null,
     result: null,
+    progress: null,
+    logs: [],
     workerId: 'conformance',
     leaseToken: `lease-${id}`,
     leaseExpiresAt: now + 30_000,

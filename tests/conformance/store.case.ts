@@ -20,6 +20,7 @@ import { claimCases } from './store/claim.js'
 import { enqueueCases } from './store/enqueue.js'
 import { LEASE_MS, type ConformanceCases } from './store/kit.js'
 import { lifecycleCases } from './store/lifecycle.js'
+import { progressCases } from './store/progress.js'
 import { queueControlCases } from './store/queue-control.js'
 import { queueLimitsCases } from './store/queue-limits.js'
 import { recoverCases } from './store/recover.js'
@@ -49,6 +50,7 @@ const AREAS: readonly ((cases: ConformanceCases) => void)[] = [
   claimCases,
   settleCases,
   renewCases,
+  progressCases,
   recoverCases,
   waitCases,
   queueControlCases,

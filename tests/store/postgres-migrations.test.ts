@@ -159,8 +159,10 @@ test('PostgreSQL migrations', skipUnlessAvailable(await postgresUnreachableReaso
           unique_until: null,
           unique_expires_at: null,
           keep_for_ms: null,
+          progress: null,
+          logs: null,
         })),
-        'jobs kept, each without a group or a start deadline (migration 0013), or meta (0015), its unique key held until the purge (0016), without keepForMs (0017)',
+        'jobs kept, each without a group or a start deadline (migration 0013), or meta (0015), its unique key held until the purge (0016), without keepForMs (0017), progress or logs (0018)',
       )
 
       const fresh = tempSchema(t)

@@ -162,6 +162,8 @@ test('a file of schema version 4 migrates with every job kept as it was, ids giv
       unique_until: null,
       unique_expires_at: null,
       keep_for_ms: null,
+      progress: null,
+      logs: null,
     })),
   )
   assert.equal(db.pragma('integrity_check', { simple: true }), 'ok')

@@ -15,6 +15,7 @@ import {
 } from '../../core/validate.js'
 import type { ListJobsParams } from '../../store/store.js'
 import {
+  countOf,
   formatDuration,
   formatInstant,
   formatJson,
@@ -221,6 +222,8 @@ function jobToJson(job: Job): Record<string, unknown> {
     trace: job.trace,
     lastError: job.lastError,
     result: job.result,
+    progress: job.progress,
+    logs: job.logs,
     workerId: job.workerId,
     leaseExpiresAt: toIso(job.leaseExpiresAt),
     createdAt: toIso(job.createdAt),
@@ -238,6 +241,7 @@ function describeJob(job: Job, now: number): string {
     ['state', job.state],
     ['priority', String(job.priority)],
     ['attempts', `${job.attempts} of ${job.maxAttempts}`],
+    ['progress', job.progress === null ? '-' : JSON.stringify(job.progress)],
     ['timeout', job.timeoutMs === null ? "the worker's default" : formatDuration(job.timeoutMs)],
     ['unique key', job.uniqueKey ?? '-'],
     ['group', job.group ?? '-'],
@@ -276,6 +280,10 @@ function describeJob(job: Job, now: number): string {
     job.lastError === null ? indent('-') : indent(describeError(job.lastError)),
   )
   lines.push('result:', indent(job.result === null ? '-' : JSON.stringify(job.result, null, 2)))
+  lines.push(
+    job.logs.length === 0 ? 'logs:' : `logs (the last ${countOf(job.logs.length, 'line')} kept):`,
+    job.logs.length === 0 ? indent('-') : indent(job.logs.map(printable).join('\n')),
+  )
   return `${lines.join('\n')}\n`
 }
 
@@ -299,6 +307,15 @@ function describeError(error: JobError): string {
     lines.push('stderr (last lines):', indent(error.stderrTail))
   if (error.stack !== undefined) lines.push('stack:', indent(error.stack))
   return lines.join('\n')
+}
+
+/**
+ * A log line as a terminal may show it: a handler wrote it, perhaps from what a user sent, so its
+ * control characters (an escape sequence could rewrite the screen) are shown escaped, as JSON does.
+ */
+function printable(line: string): string {
+  // eslint-disable-next-line no-control-regex -- control characters are what it looks for
+  return line.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => JSON.stringify(c).slice(1, -1))
 }
 
 function indent(text: string): string {

@@ -7,6 +7,7 @@
  */
 import type { ClaimedJob, Job, JobError, JobState, NewJob } from '../../core/job.js'
 import { readMeta } from './job-meta.js'
+import { readReports } from './job-reports.js'
 
 /** Int64: how a bigint column reads, a number from SQLite (JobRow<number>), decimal text from pg (JobRow<string>). */
 export interface JobRow<Int64 extends number | string = number | string> {
@@ -30,6 +31,9 @@ export interface JobRow<Int64 extends number | string = number | string> {
   result: string | null
   /** JSON text of what a job carries that no store query reads (kernel/job-meta.ts); null for none. */
   meta: string | null
+  /** JSON text of the latest progress, and a JSON array of the kept log lines (migrations 0012 / 0018); null for none. */
+  progress?: string | null
+  logs?: string | null
   created_at: Int64
   updated_at: Int64
   finished_at: Int64 | null
@@ -53,6 +57,7 @@ export function toJob(row: JobRow): Job {
     ...readMeta(row.meta ?? null),
     lastError: row.last_error === null ? null : (JSON.parse(row.last_error) as JobError),
     result: row.result === null ? null : (JSON.parse(row.result) as unknown),
+    ...readReports(row.progress, row.logs),
     workerId: row.worker_id,
     leaseExpiresAt: row.lease_expires_at === null ? null : Number(row.lease_expires_at),
     createdAt: Number(row.created_at),

@@ -7,11 +7,15 @@
 import { ValidationError } from '../../core/errors.js'
 import type { Settlement } from '../../core/outcome.js'
 import { assertInstant } from '../params.js'
+import { checkReport } from './job-reports.js'
 import type { SettleResult } from '../store.js'
 
 const KINDS: ReadonlySet<string> = new Set<Settlement['kind']>(['completed', 'retry', 'snoozed', 'dead'])
 
-/** Throws a ValidationError for the first settlement of an unknown kind or without a valid runAt. */
+/**
+ * Throws a ValidationError for the first settlement of an unknown kind, without a valid runAt, or
+ * with a malformed report (progress, logs).
+ */
 export function checkSettlements(settlements: readonly Settlement[]): void {
   settlements.forEach((s, i) => {
     if (!KINDS.has(s.kind)) {
@@ -22,6 +26,7 @@ export function checkSettlements(settlements: readonly Settlement[]): void {
       )
     }
     if (s.kind === 'retry' || s.kind === 'snoozed') assertInstant(s.runAt, `settlements[${i}].runAt`)
+    checkReport(s.report, `settlements[${i}].report`)
   })
 }
 

@@ -9,6 +9,8 @@ import type { Delivery } from '../kernel/delivery.js'
 import { jobIdCheck } from '../kernel/job-ids.js'
 import { hasMeta, metaOf } from '../kernel/job-meta.js'
 import { toClaimedRow, type JobRow } from '../kernel/jobs.js'
+import { reportColumns } from '../kernel/job-reports.js'
+import type { JobReport } from '../../core/progress.js'
 import { uniqueUntilOf } from '../kernel/unique-keys.js'
 import { foldResults } from '../kernel/settlements.js'
 import type { EnqueueResult, SettleResult } from '../store.js'
@@ -510,6 +512,18 @@ export function settlementArrays(
   return [ids, tokens, kinds, runAts, errors, results]
 }
 
+/**
+ * The reports' array parameters of settle and renew (functions/renew.sql): each item's progress
+ * and log tail, NULL for unchanged; a NULL array when no item carries one, as nearly always.
+ */
+export function reportArrays(
+  items: readonly { report?: JobReport }[],
+): [(string | null)[] | null, (string | null)[] | null] {
+  if (!items.some((item) => item.report !== undefined)) return [null, null]
+  const columns = items.map((item) => reportColumns(item.report))
+  return [columns.map((c) => c.progress), columns.map((c) => c.logs)]
+}
+
 /** Per-item results from settle's lost and locked positions (1-based); every other item is settled. */
 export function settleResults(
   count: number,
@@ -566,6 +580,8 @@ const DELIVERED_COLUMNS = [
   'group_key',
   'expires_at',
   'meta',
+  'progress',
+  'logs',
 ] as const satisfies readonly (keyof JobRow)[]
 
 function deliveredRow(columns: readonly unknown[]): JobRow<string> {

@@ -55,6 +55,7 @@ import { cancelledError } from '../kernel/cancel.js'
 import { checkChangeJobsParams } from '../kernel/change-jobs.js'
 import { compareIds } from '../kernel/job-ids.js'
 import { EXPIRED_ERROR, type JobRow, toClaimedRow, toJob } from '../kernel/jobs.js'
+import { checkRenewReports } from '../kernel/job-reports.js'
 import { newLeaseTokenBase } from '../kernel/lease-tokens.js'
 import { purgeInChunks } from '../kernel/purge.js'
 import { checkSettlements } from '../kernel/settlements.js'
@@ -74,6 +75,7 @@ import {
   plainArrays,
   readyQueuesOf,
   settlementArrays,
+  reportArrays,
   settleResults,
 } from './postgres-encoding.js'
 import { applyControl } from './postgres-control.js'
@@ -269,7 +271,7 @@ export class PostgresStore implements Store {
       checkSettlements(settlements)
       const [row] = await this.db.query<{ lost: number[]; locked: number[] }>(
         this.texts.settle,
-        [...settlementArrays(settlements), now ?? null],
+        [...settlementArrays(settlements), now ?? null, ...reportArrays(settlements)],
         'settle',
       )
       return { settled: settleResults(settlements.length, row!), claimed: [] }
@@ -287,6 +289,7 @@ export class PostgresStore implements Store {
         now ?? null,
         newLeaseTokenBase(),
         claim.names ?? null,
+        ...reportArrays(settlements),
       ],
       'settle-with-claim',
     )
@@ -299,6 +302,7 @@ export class PostgresStore implements Store {
   async renew({ leases, leaseMs, delivered = false, now }: RenewParams): Promise<SettleResult[]> {
     this.assertOpen('renew')
     assertInteger(leaseMs, 'leaseMs', { min: 1 })
+    checkRenewReports(leases)
     if (leases.length === 0) return []
     const rows = await this.db.query<{ ord: number; result: SettleResult }>(
       this.texts.renew,
@@ -308,6 +312,7 @@ export class PostgresStore implements Store {
         leaseMs,
         now ?? null,
         delivered,
+        ...reportArrays(leases),
       ],
       'renew',
     )

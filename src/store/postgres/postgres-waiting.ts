@@ -15,7 +15,7 @@ import { Deliveries, type DeliveryBackend, type DeliveryWaiter } from '../kernel
 import { type JobRow, toClaimedRow } from '../kernel/jobs.js'
 import type { ControlRecord, WaitParams, WaitResult } from '../store.js'
 import { WakeHub } from '../wake-hub.js'
-import { settlementArrays } from './postgres-encoding.js'
+import { reportArrays, settlementArrays } from './postgres-encoding.js'
 import { PostgresListener } from './postgres-listener.js'
 import type { PostgresPool } from './postgres-pool.js'
 
@@ -143,7 +143,11 @@ export class PostgresWaiting implements DeliveryBackend {
    * commit takes their registrations out (functions/wake.sql).
    */
   giveBack(settlements: Settlement[]): Promise<unknown> {
-    return this.db.query(this.db.texts.settle, [...settlementArrays(settlements), null], 'settle')
+    return this.db.query(
+      this.db.texts.settle,
+      [...settlementArrays(settlements), null, ...reportArrays(settlements)],
+      'settle',
+    )
   }
 
   // ── waking up ──────────────────────────────────────────────────────────────────────────────

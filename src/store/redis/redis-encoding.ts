@@ -10,6 +10,7 @@ import { assertName } from '../../core/validate.js'
 import type { Delivery } from '../kernel/delivery.js'
 import { jobIdCheck } from '../kernel/job-ids.js'
 import { metaOf, readMeta } from '../kernel/job-meta.js'
+import { readReports, reportColumns } from '../kernel/job-reports.js'
 import { uniqueUntilOf } from '../kernel/unique-keys.js'
 import { toClaimedJob } from '../kernel/jobs.js'
 import { newLeaseTokenBase } from '../kernel/lease-tokens.js'
@@ -84,6 +85,7 @@ export function toJob(reply: JobReply): Job {
     ...readMeta(text('m')),
     lastError: lastError === null ? null : (JSON.parse(lastError) as JobError),
     result: result === null ? null : (JSON.parse(result) as unknown),
+    ...readReports(text('pg'), text('lo')),
     workerId: text('w'),
     leaseExpiresAt: numberOr('le', null),
     createdAt,
@@ -169,13 +171,16 @@ export function claimArgs({ queues, names = [], limit, leaseMs, workerId }: Clai
   ]
 }
 
-/** The settle script's arguments; `sent` maps its results back to the input (a malformed id is lost). */
+/**
+ * The settle script's arguments, seven per item (lua/lib/settle-core.lua); `sent` maps its results back to the input (a malformed id is lost).
+ */
 export function settleArgs(settlements: readonly Settlement[]): { args: string[]; sent: number[] } {
   checkSettlements(settlements)
   const args: string[] = ['0']
   const sent: number[] = []
   settlements.forEach((s, i) => {
     if (!isJobId(s.id) || typeof s.leaseToken !== 'string') return
+    const { progress, logs } = reportColumns(s.report)
     switch (s.kind) {
       case 'completed':
         args.push('completed', s.id, s.leaseToken, '', s.result === undefined ? '' : JSON.stringify(s.result))
@@ -194,6 +199,7 @@ export function settleArgs(settlements: readonly Settlement[]): { args: string[]
         args.push('dead', s.id, s.leaseToken, '', JSON.stringify(s.error))
         break
     }
+    args.push(progress ?? '', logs ?? '')
     sent.push(i)
   })
   args[0] = String(sent.length)

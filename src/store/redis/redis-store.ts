@@ -73,6 +73,7 @@ import { assertInteger } from '../../core/validate.js'
 import { assertOpen } from '../kernel/assert-open.js'
 import { cancelledError } from '../kernel/cancel.js'
 import { checkChangeJobsParams } from '../kernel/change-jobs.js'
+import { checkRenewReports, reportColumns } from '../kernel/job-reports.js'
 import { compareIds } from '../kernel/job-ids.js'
 import { purgeInChunks } from '../kernel/purge.js'
 import { RETENTION_DEFAULTS } from '../kernel/retention.js'
@@ -284,12 +285,15 @@ export class RedisStore implements Store {
   async renew({ leases, leaseMs, delivered = false, now }: RenewParams): Promise<SettleResult[]> {
     this.assertOpen('renew')
     assertInteger(leaseMs, 'leaseMs', { min: 1 })
+    checkRenewReports(leases)
     if (leases.length === 0) return []
     const args: string[] = [String(leaseMs), delivered ? '1' : '0']
     const sent: number[] = []
-    leases.forEach(({ id, leaseToken }, i) => {
+    leases.forEach((lease, i) => {
+      const { id, leaseToken } = lease
       if (!isJobId(id) || typeof leaseToken !== 'string') return
-      args.push(id, leaseToken)
+      const { progress, logs } = reportColumns(lease.report)
+      args.push(id, leaseToken, progress ?? '', logs ?? '')
       sent.push(i)
     })
     if (sent.length === 0) return leases.map(() => 'lease_lost')

@@ -2,10 +2,12 @@
  * The settle's transaction body: one fenced statement per outcome (sql/settle-completed.sql,
  * settle-retry.sql for retries and snoozes, settle-dead.sql), run inside a write transaction of
  * the caller's, which may claim in the same transaction (claim-rows.ts). The completer's hot path:
- * the three statements are prepared once and reused, and each outcome costs one statement.
+ * the three statements are prepared once and reused, and each outcome costs one statement, which
+ * also writes what its handler reported since the last renewal (progress, logs).
  */
 import type { Settlement } from '../../core/outcome.js'
 import type { SettleResult } from '../store.js'
+import { reportColumns } from '../kernel/job-reports.js'
 import type { SqliteConnection } from './sqlite-connection.js'
 
 /**
@@ -23,12 +25,15 @@ export function settleRows(
   let rescheduled = false
   const results = settlements.map((s): SettleResult => {
     let changes: number
+    const { progress, logs } = reportColumns(s.report)
     switch (s.kind) {
       case 'completed':
         changes = completed.run({
           id: s.id,
           lease_token: s.leaseToken,
           result: s.result === undefined ? null : JSON.stringify(s.result),
+          progress,
+          logs,
           now: at,
         }).changes
         break
@@ -41,6 +46,8 @@ export function settleRows(
           run_at: s.runAt,
           last_error: s.kind === 'retry' ? JSON.stringify(s.error) : null,
           attempts_back: s.kind === 'snoozed' ? 1 : 0,
+          progress,
+          logs,
           now: at,
         }).changes
         rescheduled ||= changes > 0
@@ -50,6 +57,8 @@ export function settleRows(
           id: s.id,
           lease_token: s.leaseToken,
           last_error: JSON.stringify(s.error),
+          progress,
+          logs,
           now: at,
         }).changes
         break

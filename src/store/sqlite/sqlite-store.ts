@@ -57,6 +57,7 @@ import { cancelledError } from '../kernel/cancel.js'
 import { checkChangeJobsParams } from '../kernel/change-jobs.js'
 import { jobIdCheck } from '../kernel/job-ids.js'
 import { preparedOrClosed, usedThenClosed } from '../kernel/lifecycle.js'
+import { checkRenewReports, reportColumns } from '../kernel/job-reports.js'
 import { checkSettlements } from '../kernel/settlements.js'
 import { foldStats, statsCountOf } from '../kernel/stats.js'
 import { claimRows, expireJobs } from './claim-rows.js'
@@ -223,15 +224,17 @@ export class SqliteStore implements Store {
     this.assertOpen('renew')
     if (delivered === true) throw deliveryRefused(this.kind, 'delivered')
     assertInteger(leaseMs, 'leaseMs', { min: 1 })
+    checkRenewReports(leases)
     if (leases.length === 0) return []
     const renew = this.connection.statement('renew')
     return this.connection.write((lockedAt) => {
       const at = now ?? lockedAt
-      return leases.map(({ id, leaseToken }): SettleResult => {
+      return leases.map((lease): SettleResult => {
         const { changes } = renew.run({
-          id,
-          lease_token: leaseToken,
+          id: lease.id,
+          lease_token: lease.leaseToken,
           lease_expires_at: at + leaseMs,
+          ...reportColumns(lease.report),
           now: at,
         })
         return changes === 1 ? 'ok' : 'lease_lost'

@@ -9,6 +9,18 @@ export interface Execution {
    * reports 'aborted'.
    */
   abort: AttemptAbort
+  /** Where the handler's ctx.progress and ctx.log go, checked and encoded; dropped without it. */
+  report?: AttemptReport
+}
+
+/**
+ * What a handler reports while its attempt runs (core/progress.ts), as the executor hands it on:
+ * progress as its JSON text, log lines cut to their limit. The worker buffers both until the job's
+ * next lease renewal or its settlement.
+ */
+export interface AttemptReport {
+  progress(json: string): void
+  log(line: string): void
 }
 
 /**

@@ -1,4 +1,5 @@
-import type { JobHandler, JobHandlers } from '../../core/handler.js'
+import type { JobContext, JobHandler, JobHandlers } from '../../core/handler.js'
+import { encodeProgress, logLine } from '../../core/progress.js'
 import { JobPermanentFailure, JobSnooze } from '../../core/handler.js'
 import { toJobError } from '../../core/job-error.js'
 import { loadHandlers, type HandlerSource } from '../handler-module.js'
@@ -29,7 +30,7 @@ export class InlineExecutor implements Executor {
     this.names = new Set(Object.keys(this.handlers))
   }
 
-  run({ job, abort }: Execution): Promise<ExecutionOutcome> {
+  run({ job, abort, report }: Execution): Promise<ExecutionOutcome> {
     const handler: JobHandler | undefined = Object.hasOwn(this.handlers, job.name)
       ? this.handlers[job.name]
       : undefined
@@ -44,12 +45,15 @@ export class InlineExecutor implements Executor {
     this.inFlight.add(abort)
     return new Promise<ExecutionOutcome>((resolve) => {
       abort.onAbort(() => resolve({ kind: 'aborted' }))
-      const ctx = {
+      const ctx: JobContext = {
         job,
         attempt: job.attempts,
         get signal(): AbortSignal {
           return abort.signal
         },
+        // Checked here, in the handler's own call, so a bad value throws where it was reported.
+        progress: (value) => report?.progress(encodeProgress(value)),
+        log: (line) => report?.log(logLine(line)),
       }
       let returned: unknown
       try {

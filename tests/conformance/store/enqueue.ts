@@ -111,6 +111,8 @@ export function enqueueCases({ test }: ConformanceCases): void {
         },
         lastError: null,
         result: null,
+        progress: null,
+        logs: [],
         workerId: null,
         leaseExpiresAt: null,
         createdAt: t,

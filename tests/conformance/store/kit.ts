@@ -160,6 +160,8 @@ export function view(job: Job): Job {
     trace: job.trace,
     lastError: job.lastError,
     result: job.result ?? null,
+    progress: job.progress,
+    logs: job.logs,
     workerId: job.workerId,
     leaseExpiresAt: job.leaseExpiresAt,
     createdAt: job.createdAt,

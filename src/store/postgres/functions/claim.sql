@@ -311,7 +311,7 @@ BEGIN
     SELECT l.id, l.queue, l.name, l.payload, l.state, l.priority, l.run_at, l.attempts, l.max_attempts,
            l.timeout_ms, l.unique_key, l.lease_token, l.lease_expires_at, l.worker_id, l.last_error, l.result,
            l.created_at, l.updated_at, l.finished_at, l.delivered, l.group_key, l.expires_at, l.meta,
-           l.held_unique_key, l.unique_until, l.unique_expires_at, l.keep_for_ms
+           l.held_unique_key, l.unique_until, l.unique_expires_at, l.keep_for_ms, l.progress, l.logs
     FROM leased AS l
     ORDER BY l.ord, l.priority DESC, l.run_at, l.id;
   END IF;

@@ -9,7 +9,7 @@
 -- deleted (a waiter is handed jobs once) and the rows are sent on its channel as
 --   {"w": waiter id, "jobs": [[id, queue, name, payload, state, priority, run_at, attempts,
 --     max_attempts, timeout_ms, unique_key, lease_token, lease_expires_at, worker_id, last_error,
---     result, created_at, updated_at, finished_at, group_key, expires_at, meta], …]}   (bigint
+--     result, created_at, updated_at, finished_at, group_key, expires_at, meta, progress, logs], …]}   (bigint
 --     columns as text)
 -- or, when that would pass NOTIFY's 8000 bytes, {"w": waiter id, "ids": ["id", …]}, which the
 -- waiter's store reads (the jobs are leased to it already). At most 256 jobs per delivery, so the
@@ -68,7 +68,7 @@ BEGIN
                                        c.run_at::text, c.attempts, c.max_attempts, c.timeout_ms, c.unique_key,
                                        c.lease_token, c.lease_expires_at::text, c.worker_id, c.last_error,
                                        c.result, c.created_at::text, c.updated_at::text, c.finished_at::text,
-                                       c.group_key, c.expires_at::text, c.meta)
+                                       c.group_key, c.expires_at::text, c.meta, c.progress, c.logs)
                       ORDER BY c.ordinality),
              json_agg(c.id::text ORDER BY c.ordinality),
              count(*)

@@ -13,13 +13,19 @@
 -- again, which recovery puts back in line. That keeps one flush off the path from an enqueue to
 -- its handler, which delivery exists to shorten. A plain renewal is flushed, so one lost in a
 -- crash cannot make a job that ran look never taken.
--- Parameters: p_id[], p_lease_token[], p_lease_ms, p_now (ms or NULL), p_delivered.
+-- A plain renewal also writes what each lease's handler reported since the last one (store/kernel/
+-- job-reports.ts): its latest progress and its whole log tail, NULL to keep the stored one, and
+-- only where the lease is renewed. Both arrays default to NULL (nothing reported), so a worker of
+-- a release before migration 0018 calls this as it did.
+-- Parameters: p_id[], p_lease_token[], p_lease_ms, p_now (ms or NULL), p_delivered, p_progress[]
+--             (JSON text), p_logs[] (JSON array text).
 -- Returns: one row per input lease: its position (1-based) and 'ok', 'lease_lost' or 'locked'.
 -- Relies on: the primary key; FOR UPDATE SKIP LOCKED.
 -- Settings: jit = off, lock_timeout = '5s', enable_seqscan = off (README.md); with p_delivered,
 --           synchronous_commit off, set inside.
 CREATE OR REPLACE FUNCTION :"schema".renew(
-  p_id bigint[], p_lease_token text[], p_lease_ms bigint, p_now bigint, p_delivered boolean DEFAULT false
+  p_id bigint[], p_lease_token text[], p_lease_ms bigint, p_now bigint, p_delivered boolean DEFAULT false,
+  p_progress text[] DEFAULT NULL, p_logs text[] DEFAULT NULL
 ) RETURNS TABLE (ord integer, result text)
 LANGUAGE plpgsql SET jit = off SET lock_timeout = '5s' SET enable_seqscan = off
 AS $$
@@ -35,8 +41,9 @@ BEGIN
   lockable := ARRAY(SELECT j.id FROM :"schema".jobs AS j WHERE j.id = ANY (p_id) FOR UPDATE SKIP LOCKED);
   WITH done AS (
     UPDATE :"schema".jobs AS j
-    SET lease_expires_at = at + p_lease_ms, updated_at = at, delivered = false
-    FROM unnest(p_id, p_lease_token) WITH ORDINALITY AS l(id, lease_token, ord)
+    SET lease_expires_at = at + p_lease_ms, updated_at = at, delivered = false,
+        progress = coalesce(l.progress, j.progress), logs = coalesce(l.logs, j.logs)
+    FROM unnest(p_id, p_lease_token, p_progress, p_logs) WITH ORDINALITY AS l(id, lease_token, progress, logs, ord)
     WHERE j.id = l.id AND j.id = ANY (lockable) AND j.state = 'active' AND j.lease_token = l.lease_token
     RETURNING l.ord
   )

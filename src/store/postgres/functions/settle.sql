@@ -8,7 +8,10 @@
 -- unrelated jobs finished in 10 s and 4 ran twice once their leases ran out.)
 -- Parameters: p_id[], p_lease_token[], p_kind[] ('completed' | 'retry' | 'dead' | 'snoozed'),
 --             p_run_at[] (retry/snoozed), p_error[] (JSON text, retry/dead), p_result[] (JSON text
---             or NULL, completed), p_now (ms or NULL).
+--             or NULL, completed), p_now (ms or NULL), then what each item's handler reported
+--             since the last renewal (renew.sql): p_progress[] and p_logs[], NULL (the array, or an
+--             item) to keep the stored one; both default to NULL, as a worker before migration
+--             0018 calls it.
 -- Returns: lost, the input positions (1-based) whose lease was lost, and locked, those whose row
 --          another session holds locked; every other item is settled. Wakes the queues made ready,
 --          and those with a concurrency limit or a group concurrency limit (queue control) whatever
@@ -19,7 +22,8 @@
 -- Settings: jit = off, lock_timeout = '5s', enable_seqscan = off (README.md).
 CREATE OR REPLACE FUNCTION :"schema".settle(
   p_id bigint[], p_lease_token text[], p_kind text[], p_run_at bigint[], p_error text[], p_result text[],
-  p_now bigint, OUT lost integer[], OUT locked integer[]
+  p_now bigint, p_progress text[] DEFAULT NULL, p_logs text[] DEFAULT NULL, OUT lost integer[],
+  OUT locked integer[]
 )
 LANGUAGE plpgsql SET jit = off SET lock_timeout = '5s' SET enable_seqscan = off
 AS $$
@@ -33,8 +37,8 @@ DECLARE
 BEGIN
   lockable := ARRAY(SELECT j.id FROM :"schema".jobs AS j WHERE j.id = ANY (p_id) FOR UPDATE SKIP LOCKED);
   WITH item AS (
-    SELECT * FROM unnest(p_id, p_lease_token, p_kind, p_run_at, p_error, p_result) WITH ORDINALITY
-                  AS i(id, lease_token, kind, run_at, error, result, ord)
+    SELECT * FROM unnest(p_id, p_lease_token, p_kind, p_run_at, p_error, p_result, p_progress, p_logs)
+                  WITH ORDINALITY AS i(id, lease_token, kind, run_at, error, result, progress, logs, ord)
   ), settled AS (
     UPDATE :"schema".jobs AS j
     SET state = CASE
@@ -46,6 +50,8 @@ BEGIN
         attempts = j.attempts - CASE WHEN item.kind = 'snoozed' THEN 1 ELSE 0 END,
         result = CASE WHEN item.kind = 'completed' THEN item.result ELSE j.result END,
         last_error = coalesce(item.error, j.last_error),
+        progress = coalesce(item.progress, j.progress),
+        logs = coalesce(item.logs, j.logs),
         finished_at = CASE WHEN item.kind IN ('completed', 'dead') THEN at END,
         -- A key that frees when its job finishes frees here (migration 0016).
         held_unique_key = CASE WHEN item.kind IN ('completed', 'dead') AND j.unique_until IS NOT NULL THEN NULL

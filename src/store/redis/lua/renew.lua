@@ -15,7 +15,10 @@
 -- include: lib/prelude.lua, lib/namespace-check.lua
 -- flags: allow-oom
 -- KEYS, ARGV 1-4: the common layout (prelude.lua).
--- ARGV FIRST: leaseMs; FIRST + 1: delivered ('1' | '0'); then two per lease: id, lease token.
+-- With a plain renewal, what the handler reported since the last one (store/kernel/job-reports.ts):
+-- the latest progress ('pg') and the whole log tail ('lo'), written only if the lease is renewed.
+-- ARGV FIRST: leaseMs; FIRST + 1: delivered ('1' | '0'); then four per lease: id, lease token,
+--   progress (JSON text, '' to keep the stored one), logs (JSON array text, '' to keep them).
 -- Returns: { 1 (ok) | 0 (lease lost), ... } in input order. A job whose hash is gone (evicted)
 --   is lease lost, and leaves the active zset and the jobs index (prelude.lua).
 local delivered = ARGV[FIRST + 1] == '1'
@@ -24,7 +27,7 @@ if delivered then
 end
 local lease_expires_at = NOW + tonumber(ARGV[FIRST])
 local results = {}
-for i = FIRST + 2, #ARGV, 2 do
+for i = FIRST + 2, #ARGV, 4 do
   local id, key = ARGV[i], P_JOB .. ARGV[i]
   local job = redis.call('HMGET', key, 's', 'lt', 'q', 'lq', 'g', 'lg')
   if not job[3] then
@@ -36,6 +39,8 @@ for i = FIRST + 2, #ARGV, 2 do
   elseif job[1] == 'active' and job[2] == ARGV[i + 1] then
     redis.call('HSET', key, 'le', lease_expires_at, 'u', NOW)
     redis.call('HDEL', key, 'dv')
+    if ARGV[i + 2] ~= '' then redis.call('HSET', key, 'pg', ARGV[i + 2]) end
+    if ARGV[i + 3] ~= '' then redis.call('HSET', key, 'lo', ARGV[i + 3]) end
     redis.call('ZADD', K_ACTIVE, lease_expires_at, id)
     if job[4] then redis.call('ZADD', P_LEASES .. job[3], lease_expires_at, id) end
     if job[6] then redis.call('ZADD', group_leases_key(job[3], job[5]), lease_expires_at, id) end

@@ -6,7 +6,9 @@ import { AttemptAbort, type ExecutionOutcome } from '../executor.js'
 import { InlineExecutor } from '../inline.js'
 import {
   loadFailedMessage,
+  logMessage,
   outcomeMessage,
+  progressMessage,
   readyMessage,
   withdrawnMessage,
   type ChildMessage,
@@ -73,7 +75,14 @@ export function runChild(transport: ChildTransport): void {
     const abort = new AttemptAbort()
     running = { jobId: job.id, abort }
     stderr.reset()
-    const outcome = await executor.run({ job, abort })
+    const outcome = await executor.run({
+      job,
+      abort,
+      report: {
+        progress: (json) => transport.send(progressMessage(job.id, json)),
+        log: (line) => transport.send(logMessage(job.id, line)),
+      },
+    })
     running = null
     const stderrTail = stderr.text()
     if ((outcome.kind === 'failed' || outcome.kind === 'permanent') && stderrTail !== '') {

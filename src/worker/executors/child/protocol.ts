@@ -38,6 +38,9 @@ export type ChildMessage =
   | { type: 'load-failed'; message: string }
   /** A job handed ahead, given back before it started. */
   | { type: 'withdrawn'; jobId: string }
+  /** The running job's handler reported progress (its JSON text) or a log line: before its outcome. */
+  | { type: 'progress'; jobId: string; progress: string }
+  | { type: 'log'; jobId: string; line: string }
   | {
       type: 'outcome'
       jobId: string
@@ -82,6 +85,14 @@ export function loadFailedMessage(error: unknown): ChildMessage {
 
 export function withdrawnMessage(jobId: string): ChildMessage {
   return { type: 'withdrawn', jobId }
+}
+
+export function progressMessage(jobId: string, progress: string): ChildMessage {
+  return { type: 'progress', jobId, progress }
+}
+
+export function logMessage(jobId: string, line: string): ChildMessage {
+  return { type: 'log', jobId, line }
 }
 
 export function outcomeMessage(

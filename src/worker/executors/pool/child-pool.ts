@@ -314,6 +314,15 @@ export class ChildPool implements Executor {
         this.dispatch()
         break
       }
+      case 'progress':
+      case 'log': {
+        // Sent before its outcome, so its job is the one the child runs.
+        const report =
+          child.attempt?.execution.job.id === message.jobId ? child.attempt.execution.report : undefined
+        if (message.type === 'progress') report?.progress(message.progress)
+        else report?.log(message.line)
+        break
+      }
       case 'withdrawn': {
         if (child.next?.execution.job.id !== message.jobId) return
         this.giveBack(child.withdrawn())

@@ -84,7 +84,9 @@
 --   one 233,700 against 233,000, a settle 132,200 against 132,900, within the runs' spread;
 --   callgrind, 300 calls each, medians of 3 runs, 2026-12-03), uu the transition that frees its
 --   unique key ('finished' or 'started'; absent: the purge) and ux a throttle's end (epoch ms:
---   docs/uniqueness.md); both absent for a job without a key. Of an active
+--   docs/uniqueness.md); both absent for a job without a key. pg progress (JSON text) and lo logs
+--   (a JSON array of the kept lines), absent until a handler reports one: written by renew.lua and
+--   settle-core.lua only, under the lease token (docs/progress.md). Of an active
 --   job, u is when its lease was last set (claim, renewal, take): le - u is the lease's length.
 --   A null is an absent field. Left out to keep an enqueue cheap: a absent is 0 attempts, u absent
 --   is createdAt (never updated); the id is in the key (hashes of layout 1 may still hold 'id').
@@ -266,7 +268,7 @@ end
 
 -- A job as scripts return it (claim, listJobs; getJob reads the same fields): its id, then these
 -- fields in this order, false (nil) where absent. redis-store.ts reads this list from this line.
-local JOB_FIELDS = { 'q', 'n', 'p', 's', 'pr', 'ra', 'a', 'ma', 'to', 'uk', 'lt', 'le', 'w', 'e', 'r', 'c', 'u', 'f', 'g', 'x', 'm' }
+local JOB_FIELDS = { 'q', 'n', 'p', 's', 'pr', 'ra', 'a', 'ma', 'to', 'uk', 'lt', 'le', 'w', 'e', 'r', 'c', 'u', 'f', 'g', 'x', 'm', 'pg', 'lo' }
 -- Positions in a job reply (the id is 1). Filled here, in plain Lua: a library of functions is
 -- loaded where no global but redis is defined (setmetatable, which filled it at the first look-up
 -- before, is not), and there this runs once, at load.

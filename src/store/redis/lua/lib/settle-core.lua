@@ -1,10 +1,11 @@
 -- settle-core: settle_items applies a batch of settlements, each fenced by its lease token: an item
 -- whose job is not active under that token changes nothing and reports lease lost. Included by
 -- settle.lua and settle-with-claim.lua.
--- settle_items(i) reads from ARGV[i]: item count, then five per item:
+-- settle_items(i) reads from ARGV[i]: item count, then seven per item:
 --   kind ('completed'|'retry'|'snoozed'|'dead'), id, lease token,
 --   runAt (retry, snoozed; else ''), data (completed: result JSON or '' for none; retry, dead:
---   the error JSON; snoozed: '')
+--   the error JSON; snoozed: ''), then what the handler reported since the last renewal, as
+--   renew.lua takes it: progress ('pg', '' to keep it) and logs ('lo', '' to keep them)
 -- It returns { 1 (ok) | 0 (lease lost), ... } in input order, and the index of the next ARGV. A
 --   job whose hash is gone (evicted) is lease lost too, and leaves the active zset and the jobs
 --   index (prelude.lua).
@@ -23,7 +24,8 @@ local function settle_items(i)
   i = i + 1
   for n = 1, count do
     local kind, id, token, run_at, data = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
-    i = i + 5
+    local progress, logs = ARGV[i + 5], ARGV[i + 6]
+    i = i + 7
     local key = P_JOB .. id
     local job = redis.call('HMGET', key, 's', 'lt', 'q', 'pr', 'n', 'lq', 'x', 'g', 'lg', 'uu', 'uk', 'k')
     if not job[3] then
@@ -34,6 +36,8 @@ local function settle_items(i)
       results[n] = 0
     else
       local queue = job[3]
+      if progress ~= '' then redis.call('HSET', key, 'pg', progress) end
+      if logs ~= '' then redis.call('HSET', key, 'lo', logs) end
       redis.call('ZREM', K_ACTIVE, id)
       if job[6] then untrack_lease(key, queue, id) end
       if job[9] then untrack_group_lease(key, queue, job[8], id) end
