@@ -6,6 +6,9 @@ import { assertInteger, normalizeJob, withFieldPrefix, type EnqueueOptions } fro
 import { assertKnownKeys, optionKeys } from '../core/option-keys.js'
 import type { CallerTransaction, EnqueueResult, Store } from '../store/store.js'
 import { transactionRefused } from '../store/params.js'
+import { publishJobEvents } from '../store/events/publish-events.js'
+import { checkWaitForOptions, waitForJob, type WaitForOptions } from './wait-for.js'
+import type { JobId } from '../core/job.js'
 
 /**
  * What a job adds to an enqueue call beyond its payload, names and unique key: the numbers,
@@ -79,7 +82,8 @@ export class Client<Jobs extends JobHandlers = JobHandlers> {
     assertKnownKeys(options, CLIENT_OPTION_KEYS, '')
     const { store, maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES } = options
     assertInteger(maxPayloadBytes, 'maxPayloadBytes', { min: 1 })
-    this.store = store
+    // Its enqueues are told to the store's event subscribers (docs/events.md).
+    this.store = publishJobEvents(store)
     this.maxPayloadBytes = maxPayloadBytes
     const limits = store.capabilities.enqueueBatch
     this.weighsJobs = Number.isFinite(limits.maxBytes) || Number.isFinite(limits.maxCallBytes)
@@ -166,6 +170,34 @@ export class Client<Jobs extends JobHandlers = JobHandlers> {
     // Refused here too, before group commit could have joined it to other callers' jobs.
     if (!store.capabilities.transactionalEnqueue) throw transactionRefused(store.kind)
     return store.enqueue({ jobs, tx })
+  }
+
+  /**
+   * Waits for a job's result (docs/events.md): resolves with what its handler returned once it
+   * completes; rejects with JobWaitError when it ends dead ('job_dead', with its JobError),
+   * cancelled ('job_cancelled') or expired ('job_expired'), when it is gone ('job_removed'), or
+   * when the timeout ('wait_timeout') or the signal ('wait_aborted') ends the wait first. A
+   * timeoutMs or a signal is required. A convenience for scripts and tests, not for a request
+   * path: a web request that waits for a job holds its connection as long as the job runs.
+   */
+  waitFor(id: JobId, options: WaitForOptions): Promise<unknown> {
+    return waitForJob(this.store, id, options)
+  }
+
+  /**
+   * Enqueues a job and waits for its result, as enqueue then waitFor (options: enqueue's, and
+   * waitFor's timeoutMs and signal). A job that finishes before the wait begins is found finished
+   * by its first read. A unique key that finds its job already there waits for that job.
+   */
+  async enqueueAndWait<N extends keyof Jobs & string>(
+    name: N,
+    payload: PayloadOf<Jobs[N]>,
+    options: EnqueueOptions & WaitForOptions,
+  ): Promise<unknown> {
+    const { timeoutMs, signal, ...enqueueOptions } = options ?? {}
+    checkWaitForOptions({ timeoutMs, signal })
+    const { id } = await this.enqueue(name, payload, enqueueOptions)
+    return this.waitFor(id, { timeoutMs, signal })
   }
 
   /** Waits for enqueues in flight; does not close the store (the caller owns it). */

@@ -2,6 +2,7 @@
  * Every error Ferry throws is a FerryError with a stable `code`, so callers can branch on the code
  * rather than on message text. Driver errors are kept as `cause`.
  */
+import type { JobError } from './job.js'
 
 export type FerryErrorCode =
   | ValidationErrorCode
@@ -13,6 +14,7 @@ export type FerryErrorCode =
   | 'store_unavailable'
   | 'migration_required'
   | 'schema_too_new'
+  | JobWaitErrorCode
 
 export class FerryError extends Error {
   readonly code: FerryErrorCode
@@ -142,5 +144,30 @@ export class MigrationRequiredError extends FerryError {
 export class SchemaTooNewError extends FerryError {
   constructor(message: string) {
     super('schema_too_new', message)
+  }
+}
+
+/**
+ * Why a wait for a job's result (Client.waitFor, enqueueAndWait) ended without one:
+ * - `job_dead`: the job ended dead, its attempts spent or failed for good (`jobError` says why)
+ * - `job_cancelled`: an operator cancelled it
+ * - `job_expired`: it was not started by its start deadline
+ * - `job_removed`: no job has the id (purged, pruned by retention, or never there)
+ * - `wait_timeout`: timeoutMs passed first
+ * - `wait_aborted`: the signal aborted first
+ */
+export type JobWaitErrorCode =
+  'job_dead' | 'job_cancelled' | 'job_expired' | 'job_removed' | 'wait_timeout' | 'wait_aborted'
+
+export class JobWaitError extends FerryError {
+  declare readonly code: JobWaitErrorCode
+  readonly jobId: string
+  /** The job's last error, when it ended dead, cancelled or expired; else null. */
+  readonly jobError: JobError | null
+
+  constructor(code: JobWaitErrorCode, jobId: string, message: string, jobError: JobError | null = null) {
+    super(code, `job ${jobId}: ${message}`)
+    this.jobId = jobId
+    this.jobError = jobError
   }
 }

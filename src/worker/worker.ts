@@ -1,3 +1,4 @@
+import { publishJobEvents } from '../store/events/publish-events.js'
 import { EventEmitter } from 'node:events'
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
@@ -90,7 +91,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const { queues, concurrency, prefetch, leaseMs, schedules } = workerSettings(options)
     const { store } = options
     this.options = options
-    this.store = store
+    // Every job this worker moves is told to the store's event subscribers (docs/events.md).
+    this.store = publishJobEvents(store)
     this.queues = queues
     this.concurrency = concurrency
     this.prefetcher = new Prefetch(prefetch, concurrency)
