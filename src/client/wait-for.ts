@@ -8,7 +8,7 @@
 import { JobWaitError, ValidationError } from '../core/errors.js'
 import type { Job, JobId } from '../core/job.js'
 import { assertKnownKeys, optionKeys } from '../core/option-keys.js'
-import { subscribe } from '../store/events/subscription.js'
+import { subscribeAtOnce } from '../store/events/subscription.js'
 import type { Store } from '../store/store.js'
 
 export interface WaitForOptions {
@@ -69,9 +69,11 @@ export async function waitForJob(store: Store, id: JobId, options: WaitForOption
           () => end(new JobWaitError('wait_timeout', id, `no result within ${timeoutMs} ms`)),
           timeoutMs,
         )
-  const subscription = await subscribe(store, { ids: [id] })
+  const subscription = await subscribeAtOnce(store, { ids: [id] })
   try {
-    let next = subscription.next()
+    // Events only say when to read the job again: a subscription that failed leaves it to the rechecks.
+    const nextEvent = () => subscription.next().catch(() => null)
+    let next = nextEvent()
     for (;;) {
       if (ended !== null) throw ended
       const job = (await store.listJobs({ ids: [id] })).jobs[0]
@@ -89,7 +91,7 @@ export async function waitForJob(store: Store, id: JobId, options: WaitForOption
       wake()
       // A subscription that ended (its store closed) leaves the rechecks to tell.
       if (item === null) next = new Promise(() => undefined)
-      else if (item !== 'tick') next = subscription.next()
+      else if (item !== 'tick') next = nextEvent()
     }
   } finally {
     if (timer !== undefined) clearTimeout(timer)

@@ -83,6 +83,12 @@ export interface EventRead {
  * presence check per transition call and writes nothing.
  */
 export interface EventChannel {
+  /**
+   * How long after a registration every writer is sure to know of it (writers that cache whether
+   * anyone subscribes): subscribe() waits this long before it resolves. 0 where writers ask the
+   * store every time (SQLite).
+   */
+  readonly presenceLagMs: number
   /** Whether any subscriber is registered (and not expired). */
   hasSubscribers(): Promise<boolean>
   append(events: readonly NewJobEvent[]): Promise<void>

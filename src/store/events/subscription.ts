@@ -77,6 +77,23 @@ export async function subscribe(store: Store, options: SubscribeOptions = {}): P
   }
   const subscription = new JobEventSubscription(channel, options)
   await subscription.start()
+  // Until every writer knows of the registration, it might write no events: wait that long.
+  if (channel.presenceLagMs > 0) await new Promise((resolve) => setTimeout(resolve, channel.presenceLagMs))
+  return subscription
+}
+
+/**
+ * A subscription that starts without waiting for every writer to know of it: for waitFor, which
+ * reads the job again every second whatever events say.
+ */
+export async function subscribeAtOnce(
+  store: Store,
+  options: SubscribeOptions,
+): Promise<JobEventSubscription> {
+  const channel = eventChannelOf(store)
+  if (channel === null) return subscribe(store, options)
+  const subscription = new JobEventSubscription(channel, options)
+  await subscription.start()
   return subscription
 }
 
@@ -111,6 +128,16 @@ export class JobEventSubscription implements AsyncIterable<JobEvent | EventGap> 
 
   /** The next event (or gap) that matches, waiting for it; null once the subscription ended. */
   async next(): Promise<JobEvent | EventGap | null> {
+    try {
+      return await this.nextItem()
+    } catch (error) {
+      // A read cut short by close() (the store closing under it, say) ends the iteration.
+      if (this.stop.signal.aborted) return null
+      throw error
+    }
+  }
+
+  private async nextItem(): Promise<JobEvent | EventGap | null> {
     for (;;) {
       const buffered = this.buffer.shift()
       if (buffered !== undefined) {
