@@ -61,8 +61,11 @@ export const RESULT_MAX_BYTES = 4000
 /** How long a subscriber's registration lasts unless renewed; it renews at a third of this. */
 export const SUBSCRIBER_TTL_MS = 30_000
 
-/** What a store keeps: events older than this, or beyond this many, are trimmed. */
-export const EVENT_RETENTION = { maxAgeMs: 60 * 60 * 1000, maxCount: 100_000 }
+/**
+ * What a store keeps: events older than this, or beyond this many, are trimmed, by the appender
+ * once every `trimEvery` events it appends.
+ */
+export const EVENT_RETENTION = { maxAgeMs: 60 * 60 * 1000, maxCount: 100_000, trimEvery: 1000 }
 
 /** One read of the event log after a cursor. */
 export interface EventRead {

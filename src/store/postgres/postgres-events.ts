@@ -19,9 +19,6 @@ import {
 import { PRESENCE_CACHE_MS, PresenceCache } from '../events/presence-cache.js'
 import type { PostgresPool } from './postgres-pool.js'
 
-/** Appends between two trims. */
-const TRIM_EVERY = 1000
-
 interface EventRow {
   covered_from: string
   head: string
@@ -82,7 +79,7 @@ export class PostgresEvents implements EventChannel {
       'events-append',
     )
     this.appendsSinceTrim += events.length
-    if (this.appendsSinceTrim >= TRIM_EVERY) {
+    if (this.appendsSinceTrim >= EVENT_RETENTION.trimEvery) {
       this.appendsSinceTrim = 0
       await this.db.query(
         this.db.texts['events-trim'],

@@ -22,9 +22,6 @@ import { WakeHub } from '../wake-hub.js'
 import type { SqliteConnection } from './sqlite-connection.js'
 import { SqliteFileWatch } from './sqlite-file-watch.js'
 
-/** Appends between two trims. */
-const TRIM_EVERY = 1000
-
 interface EventRow {
   seq: number
   at: number
@@ -72,7 +69,7 @@ export class SqliteEvents implements EventChannel {
         for (const event of events)
           append.run(event.at, event.type, BigInt(event.id), event.queue, event.name, encodeEventData(event))
         this.appendsSinceTrim += events.length
-        if (this.appendsSinceTrim >= TRIM_EVERY) {
+        if (this.appendsSinceTrim >= EVENT_RETENTION.trimEvery) {
           this.appendsSinceTrim = 0
           this.trim(Date.now())
         }

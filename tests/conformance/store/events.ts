@@ -166,8 +166,16 @@ export function eventsCases({ test: anyStoreTest }: ConformanceCases): void {
       await enqueueJobs(store, Date.now(), [{}])
       const resumed = await subscribe(peer, { cursor: eventA!.cursor })
       try {
-        const [gap] = await nextEvents(resumed, 1)
-        assert.equal(gap!.type, 'gap')
+        // Events kept meanwhile may come first (a writer that still thought someone listened).
+        let item = (await nextEvents(resumed, 1))[0]!
+        while (item.type !== 'gap') {
+          assert.equal(
+            item.type,
+            'enqueued',
+            'only the event of the job enqueued meanwhile comes before the gap',
+          )
+          item = (await nextEvents(resumed, 1))[0]!
+        }
         const [c] = await enqueueJobs(store, Date.now(), [{}])
         assert.deepEqual(kinds(await nextEvents(resumed, 1)), [`enqueued:${c}`], 'and goes on from the head')
       } finally {
