@@ -80,10 +80,11 @@ export class Client<Jobs extends JobHandlers = JobHandlers> {
 
   constructor(options: ClientOptions) {
     assertKnownKeys(options, CLIENT_OPTION_KEYS, '')
-    const { store, maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES } = options
-    assertInteger(maxPayloadBytes, 'maxPayloadBytes', { min: 1 })
+    const { maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES } = options
     // Its enqueues are told to the store's event subscribers (docs/events.md).
-    this.store = publishJobEvents(store)
+    const store = publishJobEvents(options.store)
+    assertInteger(maxPayloadBytes, 'maxPayloadBytes', { min: 1 })
+    this.store = store
     this.maxPayloadBytes = maxPayloadBytes
     const limits = store.capabilities.enqueueBatch
     this.weighsJobs = Number.isFinite(limits.maxBytes) || Number.isFinite(limits.maxCallBytes)

@@ -89,10 +89,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
   constructor(options: WorkerOptions) {
     super()
     const { queues, concurrency, prefetch, leaseMs, schedules } = workerSettings(options)
-    const { store } = options
-    this.options = options
     // Every job this worker moves is told to the store's event subscribers (docs/events.md).
-    this.store = publishJobEvents(store)
+    const store = publishJobEvents(options.store)
+    this.options = options
+    this.store = store
     this.queues = queues
     this.concurrency = concurrency
     this.prefetcher = new Prefetch(prefetch, concurrency)

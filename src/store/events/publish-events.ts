@@ -29,6 +29,8 @@ interface JobName {
  * Ferry process that moves jobs tells subscribers.
  */
 export function publishJobEvents(store: Store): Store {
+  // Not a store at all: left for the caller's own checks to refuse.
+  if (typeof store !== 'object' || store === null) return store
   if ((store as Partial<Record<typeof PUBLISHING, true>>)[PUBLISHING]) return store
   const channel = eventChannelOf(store)
   if (channel === null) return store
