@@ -26,6 +26,7 @@ export { STORE_METHODS } from './store/store.js'
 export { wrapStore, type StoreCall, type StoreHooks } from './store/wrap-store.js'
 export * from './admin/index.js'
 export { Client, createClient, type ClientOptions, type JobSpec } from './client/client.js'
+export type { WaitForOptions } from './client/wait-for.js'
 export { toJobError } from './core/job-error.js'
 export {
   Worker,
