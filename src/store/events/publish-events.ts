@@ -4,8 +4,8 @@
  * knows of events; each store only keeps the log (EventChannel).
  *
  * While nobody subscribes it asks the channel once per such call and writes nothing. With a
- * subscriber it appends after the call's own commit, so an event never speaks of a change that
- * did not commit; a process that dies between the two leaves the change without its event, which
+ * subscriber it appends after the call's own commit (and after the caller has its result), so an
+ * event never speaks of a change that did not commit; a process that dies between the two leaves the change without its event, which
  * is why events are hints and the job row the truth (docs/events.md).
  */
 import type { ClaimedJob, Job, JobError, JobId } from '../../core/job.js'
@@ -42,6 +42,8 @@ export function publishJobEvents(store: Store): Store {
 
 class EventPublisher {
   private readonly active = new Map<JobId, JobName>()
+  /** The events of the calls so far, written one call after another. */
+  private publishing: Promise<void> = Promise.resolve()
   private warned = false
 
   constructor(
@@ -50,19 +52,30 @@ class EventPublisher {
   ) {}
 
   async around(call: StoreCall): Promise<unknown> {
+    // Closing waits for the events still being written, so a short-lived process (a `ferry`
+    // command) does not exit before them.
+    if (call.method === 'close') {
+      await this.publishing
+      return call.next()
+    }
     const startedAt = Date.now()
     const result: unknown = await call.next()
+    // Written after the caller has its result, in call order: the hot path waits for no event.
+    this.publishing = this.publishing.then(() => this.publish(call, result, startedAt))
+    return result
+  }
+
+  private async publish(call: StoreCall, result: unknown, startedAt: number): Promise<void> {
     try {
       const events = await this.eventsOf(call, result, startedAt)
       if (events.length > 0) await this.channel.append(events)
     } catch (error) {
-      // The call committed: its caller gets its result. A lost event is what events may be.
+      // The call committed: its caller has its result. A lost event is what events may be.
       if (!this.warned) {
         this.warned = true
         process.emitWarning(`ferry: a job event could not be written: ${String(error)}`, 'FerryWarning')
       }
     }
-    return result
   }
 
   /** The events of one call, reading jobs only when someone subscribes. */
