@@ -28,6 +28,7 @@ export { wrapStore, type StoreCall, type StoreHooks } from './store/wrap-store.j
 export * from './admin/index.js'
 export { Client, createClient, type ClientOptions, type JobSpec } from './client/client.js'
 export type { TracingOption, TracingOptions } from './tracing/tracing-option.js'
+export type { WaitForOptions } from './client/wait-for.js'
 export { toJobError } from './core/job-error.js'
 export {
   Worker,

@@ -4,6 +4,7 @@ import { enqueueBulkScenario } from '../scenarios/enqueue-bulk.js'
 import { enqueueLongLineScenario } from '../scenarios/enqueue-long-line.js'
 import { enqueueConcurrentScenario } from '../scenarios/enqueue-concurrent.js'
 import { enqueueSerialScenario } from '../scenarios/enqueue-serial.js'
+import { eventsLatencyScenario, eventsSerialEnqueueScenario } from '../scenarios/events.js'
 import { fsyncRateScenario } from '../scenarios/fsync-rate.js'
 import { idleCpuScenario } from '../scenarios/idle-cpu.js'
 import { isolationCostScenario } from '../scenarios/isolation-cost.js'
@@ -62,6 +63,8 @@ import type { ScenarioDef } from './types.js'
 export const SCENARIOS: readonly ScenarioDef[] = [
   fsyncRateScenario,
   enqueueSerialScenario,
+  eventsSerialEnqueueScenario,
+  eventsLatencyScenario,
   enqueueConcurrentScenario,
   enqueue1kScenario,
   enqueueBulkScenario,

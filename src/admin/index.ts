@@ -1,6 +1,7 @@
 // The admin layer: the operations the `ferry` command (and a dashboard) run against an open store,
 // and withStore to open one for them. docs/admin.md describes each.
 export { withStore, type StoreTarget } from './with-store.js'
+export * from './events.js'
 export {
   listJobs,
   getJob,

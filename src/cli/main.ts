@@ -7,6 +7,7 @@ import { DEFAULT_STORE_URL } from '../store/open-store.js'
 import { registerCancel } from './commands/cancel.js'
 import { registerDemo } from './commands/demo.js'
 import { registerEnqueue } from './commands/enqueue.js'
+import { registerEvents } from './commands/events.js'
 import { registerJobs } from './commands/jobs.js'
 import { registerMigrate } from './commands/migrate.js'
 import { registerPurge } from './commands/purge.js'
@@ -46,6 +47,7 @@ registerDemo(program)
 registerWork(program)
 registerMigrate(program)
 registerEnqueue(program)
+registerEvents(program)
 registerStats(program)
 registerJobs(program)
 registerRetry(program)

@@ -9,6 +9,9 @@ import { transactionRefused } from '../store/params.js'
 import { EnqueueSpans } from '../tracing/enqueue-spans.js'
 import { openTracing } from '../tracing/open-tracing.js'
 import type { TracingOption } from '../tracing/tracing-option.js'
+import { publishJobEvents } from '../store/events/publish-events.js'
+import { checkWaitForOptions, waitForJob, type WaitForOptions } from './wait-for.js'
+import type { JobId } from '../core/job.js'
 
 /**
  * What a job adds to an enqueue call beyond its payload, names and unique key: the numbers,
@@ -91,7 +94,9 @@ export class Client<Jobs extends JobHandlers = JobHandlers> {
 
   constructor(options: ClientOptions) {
     assertKnownKeys(options, CLIENT_OPTION_KEYS, '')
-    const { store, maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES } = options
+    const { maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES } = options
+    // Its enqueues are told to the store's event subscribers (docs/events.md).
+    const store = publishJobEvents(options.store)
     assertInteger(maxPayloadBytes, 'maxPayloadBytes', { min: 1 })
     this.store = store
     this.maxPayloadBytes = maxPayloadBytes
@@ -196,6 +201,34 @@ export class Client<Jobs extends JobHandlers = JobHandlers> {
     // Refused here too, before group commit could have joined it to other callers' jobs.
     if (!store.capabilities.transactionalEnqueue) throw transactionRefused(store.kind)
     return store.enqueue({ jobs, tx })
+  }
+
+  /**
+   * Waits for a job's result (docs/events.md): resolves with what its handler returned once it
+   * completes; rejects with JobWaitError when it ends dead ('job_dead', with its JobError),
+   * cancelled ('job_cancelled') or expired ('job_expired'), when it is gone ('job_removed'), or
+   * when the timeout ('wait_timeout') or the signal ('wait_aborted') ends the wait first. A
+   * timeoutMs or a signal is required. A convenience for scripts and tests, not for a request
+   * path: a web request that waits for a job holds its connection as long as the job runs.
+   */
+  waitFor(id: JobId, options: WaitForOptions): Promise<unknown> {
+    return waitForJob(this.store, id, options)
+  }
+
+  /**
+   * Enqueues a job and waits for its result, as enqueue then waitFor (options: enqueue's, and
+   * waitFor's timeoutMs and signal). A job that finishes before the wait begins is found finished
+   * by its first read. A unique key that finds its job already there waits for that job.
+   */
+  async enqueueAndWait<N extends keyof Jobs & string>(
+    name: N,
+    payload: PayloadOf<Jobs[N]>,
+    options: EnqueueOptions & WaitForOptions,
+  ): Promise<unknown> {
+    const { timeoutMs, signal, ...enqueueOptions } = options ?? {}
+    checkWaitForOptions({ timeoutMs, signal })
+    const { id } = await this.enqueue(name, payload, enqueueOptions)
+    return this.waitFor(id, { timeoutMs, signal })
   }
 
   /** Waits for enqueues in flight; does not close the store (the caller owns it). */

@@ -2,6 +2,7 @@
  * Every error Ferry throws is a FerryError with a stable `code`, so callers can branch on the code
  * rather than on message text. Driver errors are kept as `cause`.
  */
+import type { JobError } from './job.js'
 
 export type FerryErrorCode =
   | ValidationErrorCode
@@ -14,6 +15,7 @@ export type FerryErrorCode =
   | 'migration_required'
   | 'schema_too_new'
   | 'missing_peer_dependency'
+  | JobWaitErrorCode
 
 export class FerryError extends Error {
   readonly code: FerryErrorCode
@@ -162,5 +164,30 @@ export class MissingPeerDependencyError extends FerryError {
       options,
     )
     this.packageName = packageName
+  }
+}
+
+/**
+ * Why a wait for a job's result (Client.waitFor, enqueueAndWait) ended without one:
+ * - `job_dead`: the job ended dead, its attempts spent or failed for good (`jobError` says why)
+ * - `job_cancelled`: an operator cancelled it
+ * - `job_expired`: it was not started by its start deadline
+ * - `job_removed`: no job has the id (purged, pruned by retention, or never there)
+ * - `wait_timeout`: timeoutMs passed first
+ * - `wait_aborted`: the signal aborted first
+ */
+export type JobWaitErrorCode =
+  'job_dead' | 'job_cancelled' | 'job_expired' | 'job_removed' | 'wait_timeout' | 'wait_aborted'
+
+export class JobWaitError extends FerryError {
+  declare readonly code: JobWaitErrorCode
+  readonly jobId: string
+  /** The job's last error, when it ended dead, cancelled or expired; else null. */
+  readonly jobError: JobError | null
+
+  constructor(code: JobWaitErrorCode, jobId: string, message: string, jobError: JobError | null = null) {
+    super(code, `job ${jobId}: ${message}`)
+    this.jobId = jobId
+    this.jobError = jobError
   }
 }

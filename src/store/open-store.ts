@@ -1,6 +1,7 @@
 import { ValidationError } from '../core/errors.js'
 import { assertKnownKeys, optionKeys } from '../core/option-keys.js'
 import type { MigrateResult, Store } from './store.js'
+import { publishJobEvents } from './events/publish-events.js'
 
 export const DEFAULT_STORE_URL = 'sqlite:./ferry.db'
 
@@ -42,6 +43,11 @@ export async function openStore(
   options: OpenStoreOptions = {},
 ): Promise<Store> {
   assertKnownKeys(options, OPEN_STORE_OPTION_KEYS, '')
+  // Every Ferry process that opens a store by URL tells event subscribers what it moves.
+  return publishJobEvents(await openBackend(url, options))
+}
+
+async function openBackend(url: string, options: OpenStoreOptions): Promise<Store> {
   const { migrate, create, onWarning } = options
   switch (schemeOf(url)) {
     case 'sqlite': {

@@ -4,9 +4,10 @@
  * with (or throws) is what the caller gets. Metrics time `next()`, tracing runs it inside a span's
  * context, chaos's recording store writes down what the store answered, all without knowing
  * which store they wrap or mirroring its methods: the 19 methods of the contract are the whole
- * surface, and capabilities pass through as they are.
+ * surface, and capabilities (and the store's job event log) pass through as they are.
  */
 import { STORE_METHODS, type Store, type StoreMethod } from './store.js'
+import { EVENT_CHANNEL, type EventSource } from './events/job-event.js'
 
 /** One call to the wrapped store, by method: `params` as the caller passed them (undefined if none). */
 export type StoreCall = {
@@ -34,6 +35,12 @@ export function wrapStore(store: Store, hooks: StoreHooks): Store {
       capabilities: { get: () => store.capabilities, enumerable: true },
     },
   ) as Record<StoreMethod, (params?: unknown) => Promise<unknown>>
+  // The store's job event log, when it keeps one, stays reachable through any wrapper.
+  const source = store as Partial<EventSource>
+  if (typeof source[EVENT_CHANNEL] === 'function')
+    Object.defineProperty(wrapped, EVENT_CHANNEL, {
+      value: () => (store as unknown as EventSource)[EVENT_CHANNEL](),
+    })
   for (const method of STORE_METHODS) {
     const real = store[method] as (params?: unknown) => Promise<unknown>
     wrapped[method] = (params?: unknown) => {

@@ -1,3 +1,4 @@
+import { publishJobEvents } from '../store/events/publish-events.js'
 import { EventEmitter } from 'node:events'
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
@@ -90,7 +91,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   constructor(options: WorkerOptions) {
     super()
     const { queues, concurrency, prefetch, leaseMs, schedules } = workerSettings(options)
-    const { store } = options
+    // Every job this worker moves is told to the store's event subscribers (docs/events.md).
+    const store = publishJobEvents(options.store)
     this.options = options
     this.store = store
     this.queues = queues

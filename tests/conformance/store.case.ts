@@ -18,6 +18,7 @@ import { adminCases } from './store/admin.js'
 import { changeJobsCases } from './store/change-jobs.js'
 import { claimCases } from './store/claim.js'
 import { enqueueCases } from './store/enqueue.js'
+import { eventsCases } from './store/events.js'
 import { LEASE_MS, type ConformanceCases } from './store/kit.js'
 import { lifecycleCases } from './store/lifecycle.js'
 import { progressCases } from './store/progress.js'
@@ -60,6 +61,7 @@ const AREAS: readonly ((cases: ConformanceCases) => void)[] = [
   retentionCases,
   adminCases,
   changeJobsCases,
+  eventsCases,
   lifecycleCases,
 ]
 

@@ -3,7 +3,7 @@ import { getJob } from '../../admin/inspect.js'
 import { withStore } from '../../admin/with-store.js'
 import { createClient, type Client, type JobSpec } from '../../client/client.js'
 import { parseDuration } from '../../core/duration.js'
-import { FerryError, ValidationError } from '../../core/errors.js'
+import { FerryError, JobWaitError, ValidationError } from '../../core/errors.js'
 import { DEFAULT_MAX_PAYLOAD_BYTES, type UniqueUntil } from '../../core/job.js'
 import { normalizeJob, type EnqueueOptions } from '../../core/validate.js'
 import { assertKnownKeys } from '../../core/option-keys.js'
@@ -28,6 +28,7 @@ interface EnqueueFlags {
   expiresIn?: string
   keepFor?: string
   stdin?: boolean
+  wait?: boolean
 }
 
 /** The one-job flags, which --stdin refuses: each line carries its own options. */
@@ -60,7 +61,10 @@ export function registerEnqueue(program: Command): void {
     .option('--delay <duration>', 'run no earlier than this from now: 500ms, 5s, 10m, 2h, 1d')
     .option('--run-at <instant>', 'run no earlier than this: ISO 8601 (2030-01-31T09:00:00Z) or epoch ms')
     .option('--max-attempts <n>', 'attempts before the job is dead (default 25)')
-    .option('--timeout <duration>', "time limit per attempt: 30s, 5m (default: the worker's)")
+    .option(
+      '--timeout <duration>',
+      "time limit per attempt: 30s, 5m (default: the worker's); with --wait, how long to wait instead",
+    )
     .option('--unique-key <key>', 'if a job holds this key, print its id and add nothing')
     .option(
       '--unique-until <mode>',
@@ -81,6 +85,10 @@ export function registerEnqueue(program: Command): void {
       "keep it this long once finished, or forever (default: its queue's retention)",
     )
     .option(
+      '--wait',
+      'wait for the job to finish and print its result as JSON (exit 1 if it ends dead); Ctrl-C stops waiting',
+    )
+    .option(
       '--stdin',
       'read one job per line from stdin as JSON: {"name", "payload", ...options} (docs/cli.md)',
     )
@@ -97,6 +105,8 @@ export function registerEnqueue(program: Command): void {
           if (given !== undefined) {
             command.error(`error: ${given[1]} cannot be combined with --stdin: give it in each line instead`)
           }
+          if (flags.wait === true)
+            command.error('error: --wait waits for one job: it cannot be combined with --stdin')
           await withStore(storeForJobs(program), async (store) => {
             const client = createClient({ store })
             try {
@@ -120,7 +130,13 @@ export function registerEnqueue(program: Command): void {
         if (flags.delay !== undefined) options.delayMs = parseDuration(flags.delay, '--delay')
         if (flags.runAt !== undefined) options.runAt = parseRunAtFlag(flags.runAt, '--run-at')
         if (flags.maxAttempts !== undefined) options.maxAttempts = toNumber(flags.maxAttempts)
-        if (flags.timeout !== undefined) options.timeoutMs = parseDuration(flags.timeout, '--timeout')
+        // With --wait, --timeout is how long to wait: the job's attempts keep the worker's limit.
+        const waitTimeoutMs =
+          flags.wait === true && flags.timeout !== undefined
+            ? parseDuration(flags.timeout, '--timeout')
+            : undefined
+        if (flags.timeout !== undefined && flags.wait !== true)
+          options.timeoutMs = parseDuration(flags.timeout, '--timeout')
         if (flags.uniqueKey !== undefined) options.uniqueKey = flags.uniqueKey
         // Validation names a mode it does not know, with the ones it does.
         if (flags.uniqueUntil !== undefined) options.uniqueUntil = flags.uniqueUntil as UniqueUntil
@@ -136,7 +152,8 @@ export function registerEnqueue(program: Command): void {
         }
 
         await withStore(storeForJobs(program), async (store) => {
-          const { id, created, debounced } = await createClient({ store }).enqueue(name, payload, options)
+          const client = createClient({ store })
+          const { id, created, debounced } = await client.enqueue(name, payload, options)
           // stdout stays the id either way (scripts read it); the sentence is for the person.
           process.stdout.write(`${id}\n`)
           if (debounced === true) {
@@ -152,9 +169,36 @@ export function registerEnqueue(program: Command): void {
               `ferry: nothing was added: job ${id}${what} already holds unique key ${JSON.stringify(flags.uniqueKey)}`,
             )
           }
+          if (flags.wait === true) await waitAndPrint(client, id, waitTimeoutMs)
         })
       },
     )
+}
+
+/**
+ * `--wait`: prints the job's result as one line of JSON once it completes. A job that ends dead
+ * (its error, cancelled, expired) is said on stderr with exit code 1; a wait that the timeout
+ * ends, or a job removed, fails as any FerryError does (exit 2). Ctrl-C stops waiting (exit 130).
+ */
+async function waitAndPrint(client: Client, id: string, timeoutMs: number | undefined): Promise<void> {
+  const interrupt = new AbortController()
+  const onSignal = (): void => interrupt.abort()
+  process.once('SIGINT', onSignal)
+  try {
+    const result = await client.waitFor(id, { timeoutMs, signal: interrupt.signal })
+    process.stdout.write(`${JSON.stringify(result ?? null)}\n`)
+  } catch (error) {
+    if (!(error instanceof JobWaitError)) throw error
+    if (error.code === 'wait_aborted') {
+      ferryStderr.line(`ferry: stopped waiting for job ${id} (it goes on)`)
+      process.exitCode = 130
+    } else if (error.code === 'job_dead' || error.code === 'job_cancelled' || error.code === 'job_expired') {
+      ferryStderr.line(painter(process.stderr)(`ferry: ${error.message} [${error.code}]`, 'red'))
+      process.exitCode = 1
+    } else throw error
+  } finally {
+    process.off('SIGINT', onSignal)
+  }
 }
 
 /** Leaves the range and integer checks to validation, which names the option in its error. */

@@ -84,6 +84,8 @@ import { PostgresSchema, quoteIdent } from './postgres-migrations.js'
 import { PostgresPool, type SqlName } from './postgres-pool.js'
 import { changeSchedules, fireSchedule, readSchedules } from './postgres-schedules.js'
 import { PostgresWaiting } from './postgres-waiting.js'
+import { PostgresEvents } from './postgres-events.js'
+import { EVENT_CHANNEL, type EventSource } from '../events/job-event.js'
 import {
   assertPostgresOptionKeys,
   checkPostgresOptions,
@@ -118,7 +120,7 @@ const EXPIRED_ERROR_JSON = JSON.stringify(EXPIRED_ERROR)
  * Without an explicit `now`, times are the server's clock (now_ms()), so hosts whose clocks differ
  * still agree on what is due and which leases ran out.
  */
-export class PostgresStore implements Store {
+export class PostgresStore implements Store, EventSource {
   readonly kind = 'postgres'
   readonly capabilities: StoreCapabilities = {
     crossProcessWake: 'listen-notify',
@@ -143,6 +145,9 @@ export class PostgresStore implements Store {
   private readonly db: PostgresPool
   private readonly texts: Record<SqlName, string>
   private readonly waiting: PostgresWaiting
+  /** The job event log (postgres-events.ts), opened by the first publisher or subscriber. */
+  private events: PostgresEvents | null = null
+  private readonly config: pg.ClientConfig
 
   static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
     // Before connecting: a misspelt option must not migrate a schema it did not mean.
@@ -171,6 +176,12 @@ export class PostgresStore implements Store {
     this.db = new PostgresPool(config, poolSize, server, this.schemaFiles)
     this.texts = this.db.texts
     this.waiting = new PostgresWaiting(this.db, config, schema)
+    this.config = config
+  }
+
+  [EVENT_CHANNEL](): PostgresEvents {
+    this.events ??= new PostgresEvents(this.db, this.config, this.schema)
+    return this.events
   }
 
   // ── lifecycle ──────────────────────────────────────────────────────────────────────────────
@@ -185,6 +196,7 @@ export class PostgresStore implements Store {
     this.db.closed = true
     // Jobs handed to a waiter that closing ended go back in line before the pool goes.
     await this.waiting.close()
+    await this.events?.close()
     await this.db.end()
   }
 

@@ -76,6 +76,12 @@ export interface RedisKeys {
   readonly kept: string
   /** A queue's finished jobs of one state with their own keepForMs (zset finishedAt -> id). */
   keptOf(queue: string, state: 'completed' | 'dead'): string
+  /**
+   * The job event log (a stream, trimmed to EVENT_RETENTION; redis-events.ts) and its subscribers
+   * (zset id -> expiry). Plain commands use them, never a script: no key layout of their own.
+   */
+  readonly events: string
+  readonly eventSubscribers: string
   /** Every key of the namespace, for SCAN MATCH (tests clean up with it). */
   readonly pattern: string
 }
@@ -156,6 +162,8 @@ export function redisKeys(namespace: string = DEFAULT_NAMESPACE): RedisKeys {
     schedule: (id) => key(`schedule:${id}`),
     kept: key('kept'),
     keptOf: (queue, state) => key(`kept:${queue} ${state}`),
+    events: key('events'),
+    eventSubscribers: key('event-subscribers'),
     pattern: `ferry:{${namespace}}:*`,
   }
 }

@@ -81,6 +81,8 @@ import { preparedOrClosed, usedThenClosed } from '../kernel/lifecycle.js'
 import { checkFireScheduleParams, checkSchedulesParams, toSchedule } from '../kernel/schedules.js'
 import { foldStats } from '../kernel/stats.js'
 import { redisKeys, type RedisKeys } from './keys.js'
+import { RedisEvents } from './redis-events.js'
+import { EVENT_CHANNEL, type EventSource } from '../events/job-event.js'
 import {
   AT,
   claimArgs,
@@ -138,7 +140,7 @@ const PURGE_CHUNK = 1000
  * The Redis store. Times: a call's `now` when given, else the Redis server's clock (TIME, read
  * inside each script), so workers on many hosts share one clock whatever their own say.
  */
-export class RedisStore implements Store {
+export class RedisStore implements Store, EventSource {
   readonly kind = 'redis'
   readonly capabilities: StoreCapabilities
   readonly keys: RedisKeys
@@ -151,6 +153,8 @@ export class RedisStore implements Store {
   private readonly allowEviction: boolean
   private readonly scripts: RedisScripts
   private readonly waiting: RedisWaiting
+  /** The job event log (redis-events.ts), opened by the first publisher or subscriber. */
+  private events: RedisEvents | null = null
   private closed = false
 
   static async open(options: RedisStoreOptions = {}): Promise<RedisStore> {
@@ -229,11 +233,17 @@ export class RedisStore implements Store {
     return layouts.result(fromVersion)
   }
 
+  [EVENT_CHANNEL](): RedisEvents {
+    this.events ??= new RedisEvents(this.redis, this.keys)
+    return this.events
+  }
+
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
     // The waiters' registrations go first, and jobs handed to them back in line, on this connection.
     await this.waiting.close()
+    await this.events?.close()
     await quit(this.redis)
   }
 

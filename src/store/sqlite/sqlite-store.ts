@@ -82,6 +82,8 @@ import { enqueueRows, type EnqueuedRows } from './enqueue-rows.js'
 import { type JobRow, toClaimedRow, toJob } from '../kernel/jobs.js'
 import { settleRows } from './settle-rows.js'
 import { SqliteConnection } from './sqlite-connection.js'
+import { SqliteEvents } from './sqlite-events.js'
+import { EVENT_CHANNEL, type EventSource } from '../events/job-event.js'
 import { SqliteFileWatch } from './sqlite-file-watch.js'
 import { SqliteSchema } from './sqlite-migrations.js'
 import { resolveSqliteOptions, type SqliteDurability, type SqliteStoreOptions } from './sqlite-options.js'
@@ -104,7 +106,7 @@ const isJobId = jobIdCheck(19)
  * migrations (sqlite-migrations.ts), and the wake-ups: the WakeHub within this process,
  * the file watch across processes (sqlite-file-watch.ts).
  */
-export class SqliteStore implements Store {
+export class SqliteStore implements Store, EventSource {
   readonly kind = 'sqlite'
   readonly capabilities: StoreCapabilities = {
     crossProcessWake: 'file-watch',
@@ -124,6 +126,8 @@ export class SqliteStore implements Store {
   private readonly hub: WakeHub
   private readonly fileWatch: SqliteFileWatch
   private closed = false
+  /** The job event log (sqlite-events.ts), opened by the first publisher or subscriber. */
+  private events: SqliteEvents | null = null
   /**
    * The queues with a concurrency limit (the queue's or its groups'), as this store last read them (each control() call, which
    * a worker makes about once a second): a settle wakes this process's waiters there.
@@ -162,6 +166,11 @@ export class SqliteStore implements Store {
     this.hub = new WakeHub({ onWaitingChange: (waiting) => this.fileWatch.setActive(waiting) })
   }
 
+  [EVENT_CHANNEL](): SqliteEvents {
+    this.events ??= new SqliteEvents(this.connection, this.path, () => this.fileWatch.ring())
+    return this.events
+  }
+
   // ── lifecycle ──────────────────────────────────────────────────────────────────────────────
 
   async migrate(): Promise<MigrateResult> {
@@ -173,6 +182,7 @@ export class SqliteStore implements Store {
     if (this.closed) return
     this.closed = true
     this.hub.broadcast('aborted')
+    this.events?.close()
     this.fileWatch.close()
     this.connection.close()
     this.fileWatch.removeBellIfUnused()
