@@ -152,25 +152,25 @@ const STATEMENTS: readonly HotStatement[] = [
   {
     tag: 'settle',
     text: `settle of ${BATCH} completed (sql/settle.sql)`,
-    call: onClaimedJobs((jobs) => [...settleArgs(jobs), null], 'settle'),
+    call: onClaimedJobs((jobs) => [...settleArgs(jobs), null, null, null], 'settle'),
   },
   {
     tag: 'settle_and_claim',
     text: `settle_and_claim: ${BATCH} completed, claim of ${BATCH} (sql/settle-with-claim.sql)`,
     call: onClaimedJobs(
-      (jobs) => [...settleArgs(jobs), ['default'], BATCH, LEASE_MS, 'plans', null, 'plans', null],
+      (jobs) => [...settleArgs(jobs), ['default'], BATCH, LEASE_MS, 'plans', null, 'plans', null, null, null],
       'settle-with-claim',
     ),
   },
   {
     tag: 'renew',
     text: `renew of ${BATCH} leases (sql/renew.sql)`,
-    call: onClaimedJobs((jobs) => [ids(jobs), tokens(jobs), LEASE_MS, null, false], 'renew'),
+    call: onClaimedJobs((jobs) => [ids(jobs), tokens(jobs), LEASE_MS, null, false, null, null], 'renew'),
   },
   {
     tag: 'renew_delivered',
     text: `renew of ${BATCH} delivered jobs, the take (sql/renew.sql with delivered)`,
-    call: onClaimedJobs((jobs) => [ids(jobs), tokens(jobs), LEASE_MS, null, true], 'renew', {
+    call: onClaimedJobs((jobs) => [ids(jobs), tokens(jobs), LEASE_MS, null, true, null, null], 'renew', {
       delivered: true,
     }),
   },
