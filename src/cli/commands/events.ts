@@ -63,6 +63,8 @@ function detailOf(event: JobEvent): string {
   switch (event.type) {
     case 'started':
       return event.attempt === undefined ? '' : ` attempt ${event.attempt}`
+    case 'progress':
+      return ` ${truncate(JSON.stringify(event.progress ?? null), DETAIL_MAX)}`
     case 'completed':
       return event.resultOmitted === true
         ? ' (result too large to show)'

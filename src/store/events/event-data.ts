@@ -3,7 +3,7 @@
 import type { JobEvent, NewJobEvent } from './job-event.js'
 import { RESULT_MAX_BYTES } from './job-event.js'
 
-type EventData = Pick<NewJobEvent, 'attempt' | 'runAt' | 'result' | 'resultOmitted' | 'error'>
+type EventData = Pick<NewJobEvent, 'attempt' | 'runAt' | 'result' | 'resultOmitted' | 'error' | 'progress'>
 
 /** The fields beyond id, queue, name, type and time, as JSON; null when there are none. */
 export function encodeEventData(event: NewJobEvent): string | null {
@@ -11,6 +11,7 @@ export function encodeEventData(event: NewJobEvent): string | null {
   if (event.attempt !== undefined) data.attempt = event.attempt
   if (event.runAt !== undefined) data.runAt = event.runAt
   if (event.error !== undefined) data.error = event.error
+  if (event.progress !== undefined) data.progress = event.progress
   if (event.resultOmitted) data.resultOmitted = true
   if (event.result !== undefined) {
     const text = JSON.stringify(event.result)

@@ -15,13 +15,16 @@ import type { JobError, JobId } from '../../core/job.js'
  * - `cancelled`: an operator ended the job
  * - `retried`: a dead job was put back to run again
  * - `snoozed`: an attempt asked to run again at `runAt`, not counted
+ * - `progress`: a running attempt reported `progress` (ctx.progress), as its lease renewal or its
+ *   settlement took it
  */
 export type JobEventType =
-  'enqueued' | 'started' | 'completed' | 'failed' | 'dead' | 'cancelled' | 'retried' | 'snoozed'
+  'enqueued' | 'started' | 'progress' | 'completed' | 'failed' | 'dead' | 'cancelled' | 'retried' | 'snoozed'
 
 export const JOB_EVENT_TYPES: readonly JobEventType[] = [
   'enqueued',
   'started',
+  'progress',
   'completed',
   'failed',
   'dead',
@@ -44,6 +47,8 @@ export interface NewJobEvent {
   /** True when the result was too large to carry (RESULT_MAX_BYTES): read it from the job. */
   resultOmitted?: true
   error?: JobError
+  /** The value ctx.progress reported (at most PROGRESS_MAX_BYTES of JSON). */
+  progress?: unknown
 }
 
 /** An event as stored: with the cursor a subscriber resumes after. */

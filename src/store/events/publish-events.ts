@@ -9,7 +9,9 @@
  * is why events are hints and the job row the truth (docs/events.md).
  */
 import type { ClaimedJob, Job, JobError, JobId } from '../../core/job.js'
-import type { Store } from '../store.js'
+import type { JobReport } from '../../core/progress.js'
+import type { Settlement } from '../../core/outcome.js'
+import type { RenewLease, SettleResult, Store } from '../store.js'
 import { wrapStore, type StoreCall } from '../wrap-store.js'
 import { eventChannelOf, type EventChannel, type NewJobEvent } from './job-event.js'
 
@@ -98,6 +100,8 @@ class EventPublisher {
       }
       case 'settle':
         return this.settled(call.params, result as Awaited<ReturnType<Store['settle']>>, at)
+      case 'renew':
+        return this.progressed(call.params.leases, result as SettleResult[], at)
       case 'fireSchedule': {
         const fired = result as Awaited<ReturnType<Store['fireSchedule']>>
         if (fired.outcome !== 'fired' || !(await this.channel.hasSubscribers())) return []
@@ -166,6 +170,7 @@ class EventPublisher {
     }
     const started = await this.started(result.claimed, at)
     if (settled.length === 0 || !(await this.channel.hasSubscribers())) return started
+
     // A job settled here that this process did not claim (a delivery handed over elsewhere): read.
     const unknown = settled.filter((s) => names.get(s.id) === undefined).map((s) => s.id)
     if (unknown.length > 0) for (const job of await this.jobs(unknown)) names.set(job.id, job)
@@ -173,22 +178,61 @@ class EventPublisher {
       const job = names.get(settlement.id)
       if (job === undefined) return []
       const base = { id: settlement.id, queue: job.queue, name: job.name, at }
-      switch (settlement.kind) {
-        case 'completed':
-          return [{ ...base, type: 'completed', result: settlement.result ?? null }]
-        case 'retry':
-          return [{ ...base, type: 'failed', error: settlement.error, runAt: settlement.runAt }]
-        case 'dead':
-          return [{ ...base, type: 'dead', error: settlement.error }]
-        case 'snoozed':
-          return [{ ...base, type: 'snoozed', runAt: settlement.runAt }]
-      }
+      // A last progress report rides on the settlement: told before the outcome, as it came first.
+      const progress = progressEventOf(settlement.report, base)
+      const outcome = outcomeEventOf(settlement, base)
+      return progress === null ? [outcome] : [progress, outcome]
     })
     return [...events, ...started]
   }
 
+  /** The progress events of a renewal: a report its renewal took, with its lease. */
+  private async progressed(
+    leases: readonly RenewLease[],
+    result: readonly SettleResult[],
+    at: number,
+  ): Promise<NewJobEvent[]> {
+    const reported = leases.filter((lease, i) => lease.report?.progress !== undefined && result[i] === 'ok')
+    if (reported.length === 0 || !(await this.channel.hasSubscribers())) return []
+    const names = new Map<JobId, JobName>()
+    for (const lease of reported) {
+      const name = this.active.get(lease.id)
+      if (name !== undefined) names.set(lease.id, name)
+    }
+    // Jobs this process did not claim (another instance of the store renewed them): read.
+    const unknown = reported.filter((lease) => !names.has(lease.id)).map((lease) => lease.id)
+    if (unknown.length > 0) for (const job of await this.jobs(unknown)) names.set(job.id, job)
+    return reported.flatMap((lease): NewJobEvent[] => {
+      const job = names.get(lease.id)
+      if (job === undefined) return []
+      const event = progressEventOf(lease.report, { id: lease.id, queue: job.queue, name: job.name, at })
+      return event === null ? [] : [event]
+    })
+  }
+
   private async jobs(ids: readonly JobId[]): Promise<Job[]> {
     return (await this.store.listJobs({ ids })).jobs
+  }
+}
+
+type EventBase = Pick<NewJobEvent, 'id' | 'queue' | 'name' | 'at'>
+
+/** A report's progress as an event (its JSON text parsed back), or null when it has none. */
+function progressEventOf(report: JobReport | undefined, base: EventBase): NewJobEvent | null {
+  if (report?.progress === undefined) return null
+  return { ...base, type: 'progress', progress: JSON.parse(report.progress) as unknown }
+}
+
+function outcomeEventOf(settlement: Settlement, base: EventBase): NewJobEvent {
+  switch (settlement.kind) {
+    case 'completed':
+      return { ...base, type: 'completed', result: settlement.result ?? null }
+    case 'retry':
+      return { ...base, type: 'failed', error: settlement.error, runAt: settlement.runAt }
+    case 'dead':
+      return { ...base, type: 'dead', error: settlement.error }
+    case 'snoozed':
+      return { ...base, type: 'snoozed', runAt: settlement.runAt }
   }
 }
 

@@ -109,6 +109,39 @@ export function eventsCases({ test: anyStoreTest }: ConformanceCases): void {
       }
     })
 
+    test('tells of progress a renewal or a settlement took, before the outcome, and not of a lost lease', async (h) => {
+      const peer = await h.openPeer()
+      const subscription = await subscribe(peer, { events: ['progress', 'completed'] })
+      try {
+        const store = publishJobEvents(h.store)
+        const t = Date.now()
+        const [a, b] = await enqueueJobs(store, t, [{}, {}])
+        const claimed = await claimAt(store, t, { limit: 2 })
+        const first = claimed.find((job) => job.id === a)!
+        const second = claimed.find((job) => job.id === b)!
+        const renewed = await store.renew({
+          leaseMs: 60_000,
+          leases: [
+            { id: first.id, leaseToken: first.leaseToken, report: { progress: '{"done":1}', logs: ['one'] } },
+            { id: second.id, leaseToken: 'not-its-token', report: { progress: '7' } },
+          ],
+        })
+        assert.deepEqual(renewed, ['ok', 'lease_lost'])
+        await store.settle({
+          settlements: [{ ...completed(first, null), report: { progress: '{"done":2}' } }],
+        })
+        const events = (await nextEvents(subscription, 3)) as JobEvent[]
+        assert.deepEqual(kinds(events), [`progress:${a}`, `progress:${a}`, `completed:${a}`])
+        assert.deepEqual(
+          events.map((event) => event.progress),
+          [{ done: 1 }, { done: 2 }, undefined],
+        )
+        assert.equal(events[0]!.queue, first.queue)
+      } finally {
+        await subscription.close()
+      }
+    })
+
     test('gives a subscriber only the queues, jobs and types it asked for', async (h) => {
       const peer = await h.openPeer()
       const store = publishJobEvents(h.store)
