@@ -4,7 +4,12 @@ import { enqueueBulkScenario } from '../scenarios/enqueue-bulk.js'
 import { enqueueLongLineScenario } from '../scenarios/enqueue-long-line.js'
 import { enqueueConcurrentScenario } from '../scenarios/enqueue-concurrent.js'
 import { enqueueSerialScenario } from '../scenarios/enqueue-serial.js'
-import { eventsLatencyScenario, eventsSerialEnqueueScenario } from '../scenarios/events.js'
+import {
+  eventsLatencyScenario,
+  eventsSerialEnqueueScenario,
+  postgresEventsLatencyScenario,
+  redisEventsLatencyScenario,
+} from '../scenarios/events.js'
 import { fsyncRateScenario } from '../scenarios/fsync-rate.js'
 import { idleCpuScenario } from '../scenarios/idle-cpu.js'
 import { isolationCostScenario } from '../scenarios/isolation-cost.js'
@@ -98,6 +103,7 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   postgresRetentionScenario,
   postgresMetricsScrapeScenario,
   postgresMetricsOverheadScenario,
+  postgresEventsLatencyScenario,
   redisEnqueueScenario,
   redisThroughputScenario,
   redisPrefetchDefaultScenario,
@@ -109,4 +115,5 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   redisSchedulesScenario,
   redisRetentionScenario,
   redisMetricsOverheadScenario,
+  redisEventsLatencyScenario,
 ]

@@ -1,10 +1,12 @@
 import { subscribe } from '../../src/admin/events.js'
 import { SqliteStore } from '../../src/sqlite.js'
+import { openStore } from '../../src/store/open-store.js'
+import { FRESH_STORES as STORES, scenariosPerStore } from '../lib/fresh-stores.js'
 import { payloadOfBytes } from '../lib/payload.js'
 import { percentile } from '../lib/stats.js'
 import { openBenchStore } from '../lib/store.js'
 import { withTempDir } from '../lib/temp.js'
-import type { Figure, ScenarioDef } from '../lib/types.js'
+import type { BenchStoreKind, Figure, ScenarioDef } from '../lib/types.js'
 
 const PAYLOAD_BYTES = 520
 /** Rounds of serial enqueues, alternating without and with a subscriber, so drift hits both. */
@@ -56,33 +58,36 @@ async function eventsSerialEnqueue(size: number): Promise<Figure[]> {
 }
 
 /**
- * From an enqueue through one SQLite store instance to its 'enqueued' event read by a subscriber
- * on another instance of the same file (as another process would open it), serial: p50 and p99.
+ * From an enqueue through one store to its 'enqueued' event read by a subscriber on another store
+ * opened from the same URL (as another process would open it), serial: p50 and p99. On SQLite the
+ * event is found by the file watch after the commit, on PostgreSQL by a NOTIFY, on Redis by a
+ * blocking read of the stream.
  */
-async function eventsLatency(size: number): Promise<Figure[]> {
-  return withTempDir('events-latency', async (dir) => {
-    const bench = await openBenchStore(dir, 'full')
-    const watcher = await SqliteStore.open({ path: bench.path })
-    const subscription = await subscribe(watcher, { events: ['enqueued'] })
-    const latencies: number[] = []
-    try {
-      for (let i = 0; i < size; i++) {
-        const start = process.hrtime.bigint()
-        const next = subscription.next()
-        await bench.client.enqueue('bench.events', null)
-        await next
-        latencies.push(Number(process.hrtime.bigint() - start) / 1e6)
-      }
-    } finally {
-      await subscription.close()
-      await watcher.close()
-      await bench.close()
-    }
-    return [
-      { key: 'p50_ms', label: 'enqueue to event, p50', value: percentile(latencies, 50), unit: 'ms' },
-      { key: 'p99_ms', label: 'enqueue to event, p99', value: percentile(latencies, 99), unit: 'ms' },
-    ]
-  })
+function eventsLatency(kind: BenchStoreKind): (size: number) => Promise<Figure[]> {
+  return (size) =>
+    STORES[kind]((fresh) =>
+      fresh(async ({ client, url }) => {
+        const watcher = await openStore(url)
+        const subscription = await subscribe(watcher, { events: ['enqueued'] })
+        const latencies: number[] = []
+        try {
+          for (let i = 0; i < size; i++) {
+            const start = process.hrtime.bigint()
+            const next = subscription.next()
+            await client.enqueue('bench.events', null)
+            await next
+            latencies.push(Number(process.hrtime.bigint() - start) / 1e6)
+          }
+        } finally {
+          await subscription.close()
+          await watcher.close()
+        }
+        return [
+          { key: 'p50_ms', label: 'enqueue to event, p50', value: percentile(latencies, 50), unit: 'ms' },
+          { key: 'p99_ms', label: 'enqueue to event, p99', value: percentile(latencies, 99), unit: 'ms' },
+        ]
+      }),
+    )
 }
 
 export const eventsSerialEnqueueScenario: ScenarioDef = {
@@ -94,11 +99,12 @@ export const eventsSerialEnqueueScenario: ScenarioDef = {
   targets: {},
 }
 
-export const eventsLatencyScenario: ScenarioDef = {
-  name: 'events-latency',
-  summary: 'SQLite: an enqueue to its event on a subscriber of another store instance, p50/p99',
-  fullSize: 1_000,
-  quickSize: 20,
-  run: eventsLatency,
-  targets: {},
-}
+const latencies = scenariosPerStore(
+  'events-latency',
+  'an enqueue to its event on a subscriber of another store opened from the same URL, p50/p99',
+  { fullSize: 1_000, quickSize: 20 },
+  eventsLatency,
+)
+export const eventsLatencyScenario = latencies.sqlite
+export const postgresEventsLatencyScenario = latencies.postgres
+export const redisEventsLatencyScenario = latencies.redis
