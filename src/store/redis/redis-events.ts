@@ -24,6 +24,8 @@ import { PRESENCE_CACHE_MS, PresenceCache } from '../events/presence-cache.js'
 import type { RedisKeys } from './keys.js'
 
 const MARK = 'mark'
+/** XADD's arguments before an entry's fields: a new id, the stream cut to about its retention. */
+const CAPPED_ENTRY = ['MAXLEN', '~', EVENT_RETENTION.maxCount, '*'] as const
 const STREAM_ID = /^\d{1,20}-\d{1,20}$/
 
 type StreamEntry = [id: string, fields: string[]]
@@ -58,10 +60,7 @@ export class RedisEvents implements EventChannel {
     for (const event of events) {
       batch.xadd(
         this.keys.events,
-        'MAXLEN',
-        '~',
-        EVENT_RETENTION.maxCount,
-        '*',
+        ...CAPPED_ENTRY,
         't',
         event.type,
         'i',
@@ -93,15 +92,7 @@ export class RedisEvents implements EventChannel {
       (others === 1 && (await this.redis.zscore(this.keys.eventSubscribers, subscriberId)) !== null)
     let head: string
     if (alone) {
-      head = (await this.redis.xadd(
-        this.keys.events,
-        'MAXLEN',
-        '~',
-        EVENT_RETENTION.maxCount,
-        '*',
-        't',
-        MARK,
-      ))!
+      head = (await this.redis.xadd(this.keys.events, ...CAPPED_ENTRY, 't', MARK))!
     } else {
       const [last] = (await this.redis.xrevrange(this.keys.events, '+', '-', 'COUNT', 1)) as StreamEntry[]
       head = last?.[0] ?? '0-0'
