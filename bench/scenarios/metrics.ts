@@ -59,10 +59,18 @@ function scrape(kind: BenchStoreKind): (size: number) => Promise<Figure[]> {
     )
 }
 
-/** Serial enqueues of size / 10 jobs, then `size` no-op jobs at concurrency 10, metrics off then on. */
+/** Rounds of each side, alternating off and on, so that a drift of the shared machine weighs on both. */
+const OVERHEAD_ROUNDS = 3
+
+/**
+ * Serial enqueues of size / 10 jobs, then `size` no-op jobs at concurrency 10, on fresh stores,
+ * metrics off and on in alternating rounds (off, on, on, off, off, on); each side's rate is over
+ * all of its rounds.
+ */
 function overhead(kind: BenchStoreKind): (size: number) => Promise<Figure[]> {
   return async (size) => {
-    const serial = Math.max(100, Math.floor(size / 10))
+    const serial = Math.max(100, Math.floor(size / 10 / OVERHEAD_ROUNDS))
+    const jobs = Math.max(100, Math.floor(size / OVERHEAD_ROUNDS))
     const measure = (withMetrics: boolean) =>
       STORES[kind]((fresh) =>
         fresh(async ({ store: raw }) => {
@@ -74,26 +82,45 @@ function overhead(kind: BenchStoreKind): (size: number) => Promise<Figure[]> {
             const enqueueMs = await timeMs(async () => {
               for (let i = 0; i < serial; i++) await client.enqueue(NOOP_JOB, { i }, { queue: 'serial' })
             })
-            await enqueueNoops(client, size)
-            const seconds = await timeNoopWorker(store, size, {
+            await enqueueNoops(client, jobs)
+            const seconds = await timeNoopWorker(store, jobs, {
               concurrency: 10,
               observe: (worker) => metrics?.observeWorker(worker),
             })
             // Scraped once, so that the metrics are what a scraped process keeps.
             await registry.metrics()
-            return { enqueuePerS: serial / (enqueueMs / 1000), jobsPerS: size / seconds }
+            return { enqueueSeconds: enqueueMs / 1000, jobSeconds: seconds }
           } finally {
             metrics?.close()
           }
         }),
       )
-    const off = await measure(false)
-    const on = await measure(true)
+    const sums = new Map<boolean, { enqueueSeconds: number; jobSeconds: number }>()
+    for (let round = 0; round < OVERHEAD_ROUNDS; round++) {
+      const order = round % 2 === 0 ? [false, true] : [true, false]
+      for (const withMetrics of order) {
+        const measured = await measure(withMetrics)
+        const sum = sums.get(withMetrics) ?? { enqueueSeconds: 0, jobSeconds: 0 }
+        sums.set(withMetrics, {
+          enqueueSeconds: sum.enqueueSeconds + measured.enqueueSeconds,
+          jobSeconds: sum.jobSeconds + measured.jobSeconds,
+        })
+      }
+    }
+    const rates = (withMetrics: boolean) => {
+      const { enqueueSeconds, jobSeconds } = sums.get(withMetrics)!
+      return {
+        enqueuePerS: (serial * OVERHEAD_ROUNDS) / enqueueSeconds,
+        jobsPerS: (jobs * OVERHEAD_ROUNDS) / jobSeconds,
+      }
+    }
+    const off = rates(false)
+    const on = rates(true)
     const pct = (a: number, b: number) => ((a - b) / a) * 100
     return [
       {
         key: 'enqueue.off.per_s',
-        label: `serial enqueues (${fmt(serial)}), metrics off`,
+        label: `serial enqueues (${fmt(serial * OVERHEAD_ROUNDS)}), metrics off`,
         value: off.enqueuePerS,
         unit: '/s',
       },
@@ -108,7 +135,7 @@ function overhead(kind: BenchStoreKind): (size: number) => Promise<Figure[]> {
       },
       {
         key: 'worker.off.per_s',
-        label: `no-op jobs (${fmt(size)}), concurrency 10, metrics off`,
+        label: `no-op jobs (${fmt(jobs * OVERHEAD_ROUNDS)}), concurrency 10, metrics off`,
         value: off.jobsPerS,
         unit: '/s',
       },
