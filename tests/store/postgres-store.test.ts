@@ -12,7 +12,11 @@ import pg from 'pg'
 import { createClient, FerryError, ValidationError, type Store } from '../../src/index.js'
 import { PostgresStore } from '../../src/postgres.js'
 import { migrations, sql } from '../../src/store/postgres/generated/assets.js'
-import { enqueueArrays, plainArrays, uniqueModeArrays } from '../../src/store/postgres/postgres-encoding.js'
+import {
+  enqueueArrays,
+  plainArrays,
+  uniqueModeArrays,
+} from '../../src/store/postgres/postgres-enqueue-arrays.js'
 import { PostgresSchema } from '../../src/store/postgres/postgres-migrations.js'
 import { DELIVERY_LEASE_MS, type EnqueueResult } from '../../src/store/store.js'
 import type { NewJob } from '../../src/core/job.js'
@@ -652,7 +656,7 @@ await whenAvailable(postgresUnreachableReason(), () => {
     )
     // What is no integer of the type's range is left for the server to refuse, as before: in a
     // batch without unique keys the digits JavaScript writes (sql/enqueue-joined.sql), and in one
-    // with a key a plain array (postgres-encoding.test.ts).
+    // with a key a plain array (postgres-enqueue-arrays.test.ts).
     await assert.rejects(store.enqueue({ jobs: [newJob(), newJob({ priority: 2 ** 31 })] }), FerryError)
     await assert.rejects(store.enqueue({ jobs: [newJob(), newJob({ priority: 0.5 })] }), FerryError)
   })

@@ -14,7 +14,7 @@ import {
   type ScheduleRow,
 } from '../kernel/schedules.js'
 import type { FireScheduleParams, FireScheduleResult, SchedulesParams, SchedulesResult } from '../store.js'
-import { binaryEnqueueArrays } from './postgres-encoding.js'
+import { binaryEnqueueArrays } from './postgres-enqueue-arrays.js'
 import type { PostgresPool, SqlName } from './postgres-pool.js'
 
 /** A schedule's columns as a statement returns them, all NULL in the row that stands for none. */

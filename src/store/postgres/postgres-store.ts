@@ -1,7 +1,6 @@
 import type pg from 'pg'
 
-import { ValidationError } from '../../core/errors.js'
-import { type ClaimedJob, type JobState, type NewJob } from '../../core/job.js'
+import { type ClaimedJob, type JobState } from '../../core/job.js'
 import {
   type CancelParams,
   type ChangeJobResult,
@@ -63,21 +62,9 @@ import { preparedOrClosed, usedThenClosed } from '../kernel/lifecycle.js'
 import { foldStats, statsCountOf } from '../kernel/stats.js'
 import { changedQueue, changeFreesWork } from '../kernel/queue-control.js'
 import { checkFireScheduleParams, checkSchedulesParams } from '../kernel/schedules.js'
-import {
-  binaryEnqueueArrays,
-  enqueueArrays,
-  uniqueModeArrays,
-  enqueueResults,
-  enqueueOneValues,
-  isPlainSingle,
-  isJobId,
-  joinedEnqueueParams,
-  plainArrays,
-  readyQueuesOf,
-  settlementArrays,
-  reportArrays,
-  settleResults,
-} from './postgres-encoding.js'
+import { isJobId, settlementArrays, reportArrays, settleResults } from './postgres-encoding.js'
+import { readyQueuesOf } from './postgres-enqueue-arrays.js'
+import { enqueueInTransaction, enqueueJobs } from './postgres-enqueue.js'
 import { applyControl } from './postgres-control.js'
 import { pruneJobs } from './postgres-prune.js'
 import { PostgresSchema, quoteIdent } from './postgres-migrations.js'
@@ -93,14 +80,7 @@ import {
 } from './postgres-options.js'
 
 export { parsePostgresUrl, type PostgresStoreOptions } from './postgres-options.js'
-
-/**
- * What a transactional enqueue needs from the caller's connection: pg's Client and PoolClient
- * (inside BEGIN … COMMIT), or anything else with the same `query`.
- */
-export interface PostgresQueryable {
-  query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>
-}
+export type { PostgresQueryable } from './postgres-enqueue.js'
 
 const PURGE_CHUNK = 10_000
 
@@ -204,62 +184,8 @@ export class PostgresStore implements Store, EventSource {
 
   async enqueue({ jobs, tx, now }: EnqueueParams): Promise<EnqueueResult[]> {
     this.assertOpen('enqueue')
-    if (tx !== undefined) return this.enqueueInTransaction(tx, jobs, now)
-    if (jobs.length === 0) return []
-    // A base of lease tokens, for the jobs deliver() hands to waiting workers.
-    const tokenBase = newLeaseTokenBase()
-    let results: EnqueueResult[]
-    if (isPlainSingle(jobs)) {
-      const [row] = await this.db.query<{ id: string }>(
-        this.texts['enqueue-one'],
-        [...enqueueOneValues(jobs[0]), now ?? null, tokenBase],
-        'enqueue-one',
-      )
-      results = [{ id: row!.id, created: true }]
-    } else {
-      const joined = joinedEnqueueParams(jobs)
-      const name = joined === null ? 'enqueue' : 'enqueue-joined'
-      const values =
-        joined === null
-          ? [...binaryEnqueueArrays(jobs), now ?? null, tokenBase, ...uniqueModeArrays(jobs)]
-          : [...joined, now ?? null, tokenBase]
-      const [row] = await this.db.query<{ ids: string; created: string }>(this.texts[name], values, name)
-      results = enqueueResults(row!)
-    }
-    this.waiting.enqueued(readyQueuesOf(jobs, now))
-    return results
-  }
-
-  /**
-   * Enqueues with the caller's own connection, inside the caller's transaction: rolled back, no
-   * job; committed, the jobs are visible and the workers woken (NOTIFY is delivered on commit).
-   * Bypasses group commit, since the caller's transaction is the batch.
-   */
-  private async enqueueInTransaction(
-    tx: unknown,
-    jobs: readonly NewJob[],
-    now: number | undefined,
-  ): Promise<EnqueueResult[]> {
-    if (!isQueryable(tx)) {
-      throw new ValidationError(
-        'invalid_option',
-        'tx',
-        "must be the pg Client or PoolClient running the caller's transaction (it has no query method)",
-      )
-    }
-    if (jobs.length === 0) return []
-    // No delivery: the leases would start while the caller's transaction may stay open long.
-    if (isPlainSingle(jobs)) {
-      const { rows } = await tx.query(this.texts['enqueue-one'], [
-        ...enqueueOneValues(jobs[0]),
-        now ?? null,
-        null,
-      ])
-      return [{ id: (rows[0] as { id: string }).id, created: true }]
-    }
-    const values = [...enqueueArrays(jobs, plainArrays), now ?? null, null, ...uniqueModeArrays(jobs)]
-    const { rows } = await tx.query(this.texts.enqueue, values)
-    return enqueueResults(rows[0] as { ids: string; created: string })
+    if (tx !== undefined) return enqueueInTransaction(this.db, tx, jobs, now)
+    return enqueueJobs(this.db, this.waiting, jobs, now)
   }
 
   // ── worker hot path ────────────────────────────────────────────────────────────────────────
@@ -597,8 +523,4 @@ export class PostgresStore implements Store, EventSource {
   private assertOpen(operation: string): void {
     assertOpen(this.db.closed, operation)
   }
-}
-
-function isQueryable(tx: unknown): tx is PostgresQueryable {
-  return typeof tx === 'object' && tx !== null && typeof (tx as PostgresQueryable).query === 'function'
 }

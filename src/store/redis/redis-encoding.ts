@@ -23,6 +23,7 @@ import {
 } from '../kernel/queue-control.js'
 import { keepMsToColumn } from '../kernel/retention.js'
 import { checkSettlements, foldResults } from '../kernel/settlements.js'
+import type { CheckedChange } from '../kernel/change-jobs.js'
 import type { StatsCount } from '../kernel/stats.js'
 import {
   definitionColumns,
@@ -35,6 +36,7 @@ import type {
   ControlParams,
   ControlRecord,
   EnqueueResult,
+  LeaseSeen,
   RateLimit,
   SchedulesParams,
   SettleResult,
@@ -398,4 +400,35 @@ export function decodeDelivery(message: string): Delivery | null {
     // Unreadable: its leases run out and recoverExpired puts the jobs back.
     return null
   }
+}
+
+/**
+ * lua/recover-expired.lua's arguments: every expired lease, or only the leases given (those of a
+ * valid id and token); null when there is nothing to ask (no valid lease, no deadlines to expire).
+ */
+export function recoverArgs(
+  limit: number,
+  expireJobs: boolean,
+  leases: readonly LeaseSeen[] | undefined,
+): (string | number)[] | null {
+  const args: (string | number)[] = [limit, expireJobs ? '1' : '']
+  if (leases === undefined) {
+    args.push('all')
+    return args
+  }
+  args.push('leases')
+  for (const { id, leaseToken, leaseExpiresAt } of leases) {
+    if (isJobId(id) && typeof leaseToken === 'string') args.push(id, leaseToken, integer(leaseExpiresAt))
+  }
+  return args.length === 3 && !expireJobs ? null : args
+}
+
+/** lua/change-jobs.lua's arguments: five per change of a valid id (an absent field empty). */
+export function changeJobsArgs(changes: readonly CheckedChange[]): string[] {
+  const args: string[] = []
+  const text = (value: number | null): string => (value === null ? '' : integer(value))
+  for (const { id, priority, runAt, payload, maxAttempts } of changes) {
+    if (id !== null) args.push(id, text(priority), text(runAt), payload ?? '', text(maxAttempts))
+  }
+  return args
 }

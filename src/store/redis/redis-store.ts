@@ -99,6 +99,8 @@ import {
   toClaimedReply,
   toControlRecord,
   toEnqueueResults,
+  recoverArgs,
+  changeJobsArgs,
   toJob,
   toScheduleRow,
 } from './redis-encoding.js'
@@ -337,16 +339,8 @@ export class RedisStore implements Store, EventSource {
       ? ((await this.scripts.run('recover-expired-clamp-leases', now, [])) as number)
       : 0
     // The start deadlines first, in the same script (lua/recover-expired.lua), as the SQLite store does.
-    const args: (string | number)[] = [limit, expireJobs ? '1' : '']
-    if (leases === undefined) {
-      args.push('all')
-    } else {
-      args.push('leases')
-      for (const { id, leaseToken, leaseExpiresAt } of leases) {
-        if (isJobId(id) && typeof leaseToken === 'string') args.push(id, leaseToken, integer(leaseExpiresAt))
-      }
-      if (args.length === 3 && !expireJobs) return { retried: [], dead: [], clamped, expired: [] }
-    }
+    const args = recoverArgs(limit, expireJobs, leases)
+    if (args === null) return { retried: [], dead: [], clamped, expired: [] }
     const [retried, dead, expired] = (await this.scripts.run('recover-expired', now, args)) as [
       string[],
       string[],
@@ -454,12 +448,7 @@ export class RedisStore implements Store, EventSource {
   async changeJobs(params: ChangeJobsParams): Promise<ChangeJobsResult> {
     this.assertOpen('changeJobs')
     const changes = checkChangeJobsParams(params, isJobId)
-    const args: string[] = []
-    for (const { id, priority, runAt, payload, maxAttempts } of changes) {
-      if (id === null) continue
-      const text = (value: number | null): string => (value === null ? '' : integer(value))
-      args.push(id, text(priority), text(runAt), payload ?? '', text(maxAttempts))
-    }
+    const args = changeJobsArgs(changes)
     const replies =
       args.length === 0
         ? []

@@ -1,7 +1,7 @@
 -- enqueue of a batch without unique keys from the store's own connections: the same call of
 -- enqueue_batch as sql/enqueue.sql, its columns sent as text, one element after another, which
 -- the server splits (string_to_array, a scan for the separator) instead of arrays the client
--- builds element by element. The client's part is then a few joins (postgres-encoding.ts,
+-- builds element by element. The client's part is then a few joins (postgres-enqueue-arrays.ts,
 -- joinedEnqueueParams): for 10,000 jobs in a fresh process, as a bulk enqueue runs, the binary
 -- arrays' loop over the jobs ran unoptimised for much of the call (its four string writes a job go
 -- through Buffer's own JavaScript). bench:peers bulk-enqueue (10,000 jobs, one enqueueMany),

@@ -11,7 +11,7 @@
 --         whole when no job of the batch has one)
 -- Returns: one row, in input order: ids (text, joined by ','; for a job whose unique key was held,
 --          the holder's) and created ('t' or 'f' per job, 'd' for a debounced one). One row rather
---          than one per job: the store reads it in half the time (postgres-encoding.ts,
+--          than one per job: the store reads it in half the time (postgres-enqueue-arrays.ts,
 --          enqueueResults).
 SELECT string_agg(e.id::text, ',' ORDER BY e.ord) AS ids,
        string_agg(CASE WHEN e.created THEN 't' WHEN NOT e.created THEN 'f' ELSE 'd' END, '' ORDER BY e.ord)

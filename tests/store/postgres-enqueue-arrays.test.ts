@@ -10,7 +10,7 @@ import {
   enqueueResults,
   joinedEnqueueParams,
   type ArrayEncoding,
-} from '../../src/store/postgres/postgres-encoding.js'
+} from '../../src/store/postgres/postgres-enqueue-arrays.js'
 import { newJob as job } from '../support/store-harness.js'
 
 /**
