@@ -15,6 +15,7 @@ import {
   type Store,
   type StoreCall,
 } from '../../src/index.js'
+import { AUTO_MOST_AHEAD } from '../../src/worker/prefetch.js'
 import { deferred, sleep, waitFor, waitForEvent } from '../support/async.js'
 import { tempStore } from '../support/sqlite-harness.js'
 import { allJobs } from '../support/store-harness.js'
@@ -159,7 +160,7 @@ function recordClaimLimits(store: Store): { store: Store; mostAsked: () => numbe
   return { store: wrapped, mostAsked: () => most }
 }
 
-test('by default a worker running short jobs holds one job ahead per slot', async (t) => {
+test('by default a worker of few slots running short jobs holds AUTO_MOST_AHEAD jobs ahead', async (t) => {
   const { store: real } = await tempStore(t)
   await createClient({ store: real }).enqueueMany(
     Array.from({ length: 300 }, (_, n) => ({ name: 'quick', payload: { n } })),
@@ -171,7 +172,7 @@ test('by default a worker running short jobs holds one job ahead per slot', asyn
   await worker.start()
   await waitFor(async () => (await real.stats())[0]?.completed === 300, 10_000, 'every job completed')
 
-  assert.equal(mostAsked(), 4, 'two slots and two jobs ahead')
+  assert.equal(mostAsked(), 2 + AUTO_MOST_AHEAD, 'two slots and AUTO_MOST_AHEAD jobs ahead')
   assert.deepEqual(errors, [])
 })
 
