@@ -46,7 +46,7 @@ function countsOf(db: Database.Database): { kept: unknown[]; counted: unknown[] 
   }
 }
 
-/** What stats() returned before the counts: the whole table counted (the SQL of stats.sql and stats-expired.sql). */
+/** What stats() returned before the counts: the whole table counted (the SQL of sql/stats.sql and sql/stats-expired.sql before migration 0014). */
 function scannedStats(db: Database.Database, now: number, recentWindowMs = 60_000): QueueStats[] {
   type Row = { queue: string; state: JobState; count: number; oldest?: number }
   const rows = db
@@ -229,7 +229,7 @@ test('the job counts follow every change of a job, and stats() reads them as the
 
   // Start deadlines: jobs not started by then end dead as expired (a claim's step 0 and the
   // recoverer's), and leave the expired count when retried; a settle with an error of kind
-  // 'expired' on a job with a deadline counts as stats-expired.sql counted it.
+  // 'expired' on a job with a deadline counts as the count of the table did.
   const t2 = t1 + 5 * SECOND
   await store.enqueue({
     jobs: [
