@@ -4,7 +4,9 @@
  * sql/enqueue-rows.sql), the rest one statement each (sql/enqueue.sql, whose conflict clause
  * keeps a held key's job out), in the order given. Each job created takes the next id: a statement
  * of one job finds it itself, runs of rows count from the one read before the first of them
- * (sql/enqueue-next-id.sql). Ids follow the order of the jobs.
+ * (sql/enqueue-next-id.sql). Ids follow the order of the jobs. The jobs created are added to
+ * their queue's and state's count once per queue and state at the end (sql/enqueue-count.sql):
+ * inserts are the one change of ferry_jobs no trigger counts (migrations/0014_job_counts.sql).
  */
 import type { NewJob } from '../../core/job.js'
 import type { EnqueueResult } from '../store.js'
@@ -36,13 +38,22 @@ export function enqueueRows(connection: SqliteConnection, jobs: readonly NewJob[
   const results: EnqueueResult[] = new Array(jobs.length)
   const readyQueues = new Set<string>()
   let earliestScheduled: number | null = null
-  /** The job's state, noting what it wakes. */
-  const stateOf = (job: NewJob, runAt: number): 'ready' | 'scheduled' => {
+  /** Jobs created per queue, in each state. */
+  const created = new Map<string, { ready: number; scheduled: number }>()
+  /** The state of `count` jobs created like `job`, noting what they wake and counting them. */
+  const stateOf = (job: NewJob, runAt: number, count = 1): 'ready' | 'scheduled' => {
+    let counts = created.get(job.queue)
+    if (counts === undefined) {
+      counts = { ready: 0, scheduled: 0 }
+      created.set(job.queue, counts)
+    }
     if (runAt <= at) {
       readyQueues.add(job.queue)
+      counts.ready += count
       return 'ready'
     }
     if (earliestScheduled === null || runAt < earliestScheduled) earliestScheduled = runAt
+    counts.scheduled += count
     return 'scheduled'
   }
 
@@ -75,7 +86,7 @@ export function enqueueRows(connection: SqliteConnection, jobs: readonly NewJob[
         shared.run(sharedParams, {
           queue: first.queue,
           name: first.name,
-          state: stateOf(first, runAt),
+          state: stateOf(first, runAt, ENQUEUE_ROWS),
           priority: first.priority,
           run_at: runAt,
           max_attempts: first.maxAttempts,
@@ -118,6 +129,13 @@ export function enqueueRows(connection: SqliteConnection, jobs: readonly NewJob[
       if (result.created && nextId !== null) nextId++
       results[i] = result
       i++
+    }
+  }
+  if (created.size > 0) {
+    const count = connection.statement('enqueue-count')
+    for (const [queue, { ready, scheduled }] of created) {
+      if (ready > 0) count.run({ queue, state: 'ready', count: ready })
+      if (scheduled > 0) count.run({ queue, state: 'scheduled', count: scheduled })
     }
   }
   return { results, readyQueues, earliestScheduled }
@@ -169,7 +187,8 @@ function enqueueOne(
   noteChanged: (changed: ChangedRows) => void,
 ): EnqueueResult {
   const runAt = job.runAt ?? at + job.delayMs
-  // A held key: nothing is inserted, and the state must not count as a wake-up (stateOf would).
+  // A held key: nothing is inserted, and the state must count neither as a wake-up nor as a job
+  // created (stateOf would).
   const ready = runAt <= at
   const params = [
     job.queue,

@@ -59,7 +59,6 @@ import { jobIdCheck } from '../kernel/job-ids.js'
 import { preparedOrClosed, usedThenClosed } from '../kernel/lifecycle.js'
 import { checkRenewReports, reportColumns } from '../kernel/job-reports.js'
 import { checkSettlements } from '../kernel/settlements.js'
-import { foldStats, statsCountOf } from '../kernel/stats.js'
 import { claimRows, expireJobs } from './claim-rows.js'
 import {
   changedQueue,
@@ -81,6 +80,7 @@ import { changeJobRows } from './change-job-rows.js'
 import { enqueueRows, type EnqueuedRows } from './enqueue-rows.js'
 import { type JobRow, toClaimedRow, toJob } from '../kernel/jobs.js'
 import { settleRows } from './settle-rows.js'
+import { statsRows } from './stats-rows.js'
 import { SqliteConnection } from './sqlite-connection.js'
 import { SqliteEvents } from './sqlite-events.js'
 import { EVENT_CHANNEL, type EventSource } from '../events/job-event.js'
@@ -379,26 +379,7 @@ export class SqliteStore implements Store, EventSource {
     this.assertOpen('stats')
     checkStatsParams(params)
     const { now, recentWindowMs = 60_000 } = params
-    const at = now ?? Date.now()
-    type CountRow = { queue: string; state: JobState; count: number }
-    const [rows, recent, expired] = this.connection.read(() => [
-      this.connection.statement('stats').all({ now: at }) as (CountRow & { oldest: number })[],
-      this.connection.statement('stats-recent').all({ since: at - recentWindowMs }) as CountRow[],
-      this.connection.statement('stats-expired').all() as CountRow[],
-    ])
-    return foldStats(
-      [
-        ...rows.map(({ queue, state, count, oldest }) => ({
-          queue,
-          of: statsCountOf('count', state),
-          count,
-          oldestAt: oldest,
-        })),
-        ...expired.map(({ queue, count }) => ({ queue, of: statsCountOf('expired', 'dead'), count })),
-        ...recent.map(({ queue, state, count }) => ({ queue, of: statsCountOf('recent', state), count })),
-      ],
-      recentWindowMs,
-    )
+    return statsRows(this.connection, now ?? Date.now(), recentWindowMs)
   }
 
   async retry(params: RetryParams): Promise<number> {
