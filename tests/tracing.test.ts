@@ -280,6 +280,28 @@ describe('turning tracing on and off', () => {
     )
   })
 
+  test('by default, nothing registered with OpenTelemetry (no SDK started) loads nothing and traces nothing', (t) => {
+    // The API's global state, as the SDK's registration leaves it; taken away to play a process without one.
+    const key = Symbol.for('opentelemetry.js.api.1')
+    const state = globalThis as Record<symbol, unknown>
+    const saved = state[key]
+    t.after(() => {
+      state[key] = saved
+    })
+    delete state[key]
+    assert.equal(
+      openTracing(undefined, 'tracing', () => assert.fail('loaded')),
+      null,
+    )
+    assert.throws(
+      () => openTracing(true, 'tracing', missing),
+      MissingPeerDependencyError,
+      'true loads it all the same',
+    )
+    state[key] = saved
+    assert.notEqual(openTracing(undefined, 'tracing'), null, 'registered: traced')
+  })
+
   test('FERRY_TRACING turns the default on or off, and refuses other words', (t) => {
     const saved = process.env.FERRY_TRACING
     t.after(() => {
