@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { monotonicMs } from '../../src/core/monotonic.js'
 import { AttemptAbort, type ExecutionOutcome } from '../../src/worker/executors/executor.js'
-import type { ChildPool } from '../../src/worker/executors/pool/child-pool.js'
+import { HAND_AHEAD_MAX, type ChildPool } from '../../src/worker/executors/pool/child-pool.js'
 import { claimedJob } from '../conformance/executor.case.js'
 import { completedResult, POOLED, runJob, type Timed } from './pool-helpers.js'
 
@@ -48,16 +48,28 @@ for (const [strategy, pool] of POOLED) {
       assert.ok(second.start >= first.end, 'one job at a time')
     })
 
-    test('takes nothing without a busy child to queue it in, or behind one already handed ahead', async (t) => {
+    test('takes nothing without a busy child to queue it in, nor past HAND_AHEAD_MAX in it; those it took run in order', async (t) => {
       const executor = await pool()
       t.after(() => executor.close())
       assert.equal(handOver(executor, 'where', null).outcome, null, 'no child is busy')
       const running = runJob(executor, 'timed', { ms: 100 })
-      const next = handOver(executor, 'where', null)
-      assert.ok(next.outcome !== null)
-      assert.equal(handOver(executor, 'where', null).outcome, null, 'one ahead per child')
-      await running
-      completedResult((await next.outcome)!)
+      const ahead = Array.from({ length: HAND_AHEAD_MAX }, (_, i) =>
+        handOver(executor, 'timed', { ms: 1, i }),
+      )
+      assert.ok(ahead.every((next) => next.outcome !== null))
+      assert.equal(
+        handOver(executor, 'where', null).outcome,
+        null,
+        `at most ${HAND_AHEAD_MAX} ahead per child`,
+      )
+      const first = completedResult(await running) as Timed
+      let end = first.end
+      for (const next of ahead) {
+        const done = completedResult((await next.outcome)!) as Timed
+        assert.equal(done.where, first.where, 'in the child they were handed to')
+        assert.ok(done.start >= end, 'one job at a time, in the order handed')
+        end = done.end
+      }
     })
 
     test('one still waiting when its start deadline has passed comes back unstarted, and the child goes on', async (t) => {

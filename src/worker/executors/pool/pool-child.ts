@@ -43,7 +43,7 @@ export interface Attempt extends Waiting {
  * - `failed-to-start`: it said it cannot load the module (and should exit by itself: past the
  *   kill grace it is killed), or it was killed for taking too long.
  * - `idle`: ready, running nothing.
- * - `busy`: running `attempt` (and maybe holding `next`, handed ahead).
+ * - `busy`: running `attempt` (and maybe holding attempts handed `ahead`).
  * - `aborting`: told to abort `attempt`; past the kill grace it is killed.
  * - `exiting`: asked to exit (recycled, closing); past the kill grace it is killed.
  * - `killed`: killed by the pool, its exit still to come.
@@ -78,11 +78,12 @@ export class PoolChild {
   /** The attempt it runs. */
   attempt: Attempt | null = null
   /**
-   * The attempt handed ahead (pipelining): sent while `attempt` runs, so the child starts it as
-   * soon as it sent `attempt`'s outcome, without waiting a round trip for it. It has not started
-   * until `attempt`'s outcome arrives; if the child dies first, it goes to another child.
+   * The attempts handed ahead (pipelining), oldest first: sent while `attempt` runs, so the child
+   * starts the first as soon as it sent `attempt`'s outcome, without waiting a round trip for it,
+   * and the next after that one's. None has started until the outcome before it arrives; if the
+   * child dies first, they go to other children.
    */
-  next: Attempt | null = null
+  readonly ahead: Attempt[] = []
   /** Retire it once it is free: it ran its last job, or an aborted handler may linger in it. */
   worn = false
   /**
@@ -143,23 +144,22 @@ export class PoolChild {
     this.handle.send(runMessage(attempt.execution.job))
   }
 
-  /** Hands it an attempt to start once the running one's outcome has left (pipelining). */
+  /** Hands it an attempt to start once the outcomes before it have left (pipelining). */
   handAhead(attempt: Attempt): void {
-    this.next = attempt
+    this.ahead.push(attempt)
     this.handle.send(runMessage(attempt.execution.job, attempt.handOver?.startBy))
   }
 
   /**
-   * The running attempt's outcome arrived: `attempt` is over, and the one handed ahead (if any)
+   * The running attempt's outcome arrived: `attempt` is over, and the first handed ahead (if any)
    * has started. Says what ended.
    */
   outcomeArrived(): Attempt {
     const ended = this.attempt!
     this.attempt = null
     this.jobsRun++
-    const next = this.next
-    this.next = null
-    if (next !== null) {
+    const next = this.ahead.shift()
+    if (next !== undefined) {
       // No abort is pending any more (a killed child stays killed: its exit is on its way).
       if (this.current === 'aborting') this.enter('busy')
       this.begin(next)
@@ -183,24 +183,32 @@ export class PoolChild {
     if (this.attempt === attempt) {
       attempt.aborted = true
       this.stopRunning(attempt, reason)
-    } else if (this.next === attempt) {
+    } else if (this.ahead.includes(attempt)) {
       attempt.aborted = true
       this.handle.send(withdrawMessage(attempt.execution.job.id))
     }
   }
 
-  /** Asks for the attempt handed ahead back, for a child that fell idle. */
-  withdrawNext(): void {
-    const next = this.next!
-    next.withdrawing = true
-    this.handle.send(withdrawMessage(next.execution.job.id))
+  /** Asks for an attempt handed ahead back (for a child that fell idle, or its job recalled). */
+  withdraw(attempt: Attempt): void {
+    attempt.withdrawing = true
+    this.handle.send(withdrawMessage(attempt.execution.job.id))
   }
 
-  /** The attempt handed ahead came back unstarted: says which. */
-  withdrawn(): Attempt {
-    const next = this.next!
-    this.next = null
-    return next
+  /** The last attempt handed ahead that is not already on its way back, if any. */
+  get lastAhead(): Attempt | null {
+    for (let i = this.ahead.length - 1; i >= 0; i--) {
+      const attempt = this.ahead[i]!
+      if (!attempt.withdrawing && !attempt.aborted) return attempt
+    }
+    return null
+  }
+
+  /** An attempt handed ahead came back unstarted: which one (null if it is not held here). */
+  withdrawn(jobId: string): Attempt | null {
+    const index = this.ahead.findIndex((attempt) => attempt.execution.job.id === jobId)
+    if (index === -1) return null
+    return this.ahead.splice(index, 1)[0]!
   }
 
   /** Asks it to exit (recycling, close); kills it if it takes longer than the grace period. */
