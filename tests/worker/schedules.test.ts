@@ -117,9 +117,12 @@ for (const store of STORES) {
         'all',
         (jobs: Job[]) => {
           assert.ok(jobs.length >= 60 && jobs.length <= 61, `a job per missed minute (got ${jobs.length})`)
+          // 61 when a minute turned during the test: that slot fired on time, after the catch-up's
+          // newest, which was not late either.
+          const onTime = jobs.length - 60 + 1
           assert.deepEqual(
             jobs.map((j) => j.schedule!.late),
-            jobs.map((_, i) => i < jobs.length - 1),
+            jobs.map((_, i) => i < jobs.length - onTime),
           )
         },
       ],
