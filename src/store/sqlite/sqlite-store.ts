@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3'
-import type { ClaimedJob, JobState } from '../../core/job.js'
+import type { ClaimedJob } from '../../core/job.js'
 import { assertInteger, assertQueueList } from '../../core/validate.js'
 import type {
   CancelParams,
@@ -9,7 +9,6 @@ import type {
   ControlParams,
   ControlRecord,
   EnqueueParams,
-  ExpiredLease,
   FindExpiredLeasesParams,
   FindExpiredLeasesResult,
   EnqueueResult,
@@ -80,6 +79,7 @@ import { changeJobRows } from './change-job-rows.js'
 import { enqueueRows, type EnqueuedRows } from './enqueue-rows.js'
 import { type JobRow, toClaimedRow, toJob } from '../kernel/jobs.js'
 import { settleRows } from './settle-rows.js'
+import { expiredLeases, recoverLeases } from './recover-rows.js'
 import { statsRows } from './stats-rows.js'
 import { SqliteConnection } from './sqlite-connection.js'
 import { SqliteEvents } from './sqlite-events.js'
@@ -281,7 +281,8 @@ export class SqliteStore implements Store, EventSource {
     const result: RecoverResult = { retried: [], dead: [], clamped: 0, expired: [] }
     // Without leases given: those expired now, found by a read first, so the usual answer (none)
     // takes no write lock. Clamped leases were not expired, so they are not among them.
-    const candidates = leases ?? this.connection.read(() => this.expiredLeases(now ?? Date.now(), limit))
+    const candidates =
+      leases ?? this.connection.read(() => expiredLeases(this.connection, now ?? Date.now(), limit))
     if (clampLeases) {
       result.clamped = this.connection.write(
         (lockedAt) =>
@@ -293,22 +294,11 @@ export class SqliteStore implements Store, EventSource {
       result.expired = ended.sort((a, b) => a - b).map(String)
     }
     if (candidates.length === 0) return result
-    const rows = this.connection.write(
-      (lockedAt) =>
-        this.connection.statement('recover-expired').all({
-          leases: JSON.stringify(
-            candidates.map(({ id, leaseToken, leaseExpiresAt }) => ({
-              id: Number(id),
-              token: leaseToken,
-              expiresAt: leaseExpiresAt,
-            })),
-          ),
-          now: now ?? lockedAt,
-        }) as { id: number; state: JobState }[],
+    const { retried, dead } = this.connection.write((lockedAt) =>
+      recoverLeases(this.connection, candidates, now ?? lockedAt),
     )
-    for (const row of rows.sort((a, b) => a.id - b.id)) {
-      ;(row.state === 'dead' ? result.dead : result.retried).push(String(row.id))
-    }
+    result.retried = retried
+    result.dead = dead
     if (result.retried.length > 0) {
       this.hub.broadcast('notified')
       this.fileWatch.ring()
@@ -325,26 +315,11 @@ export class SqliteStore implements Store, EventSource {
     const at = now ?? Date.now()
     return this.connection.read(() => ({
       now: at,
-      leases: this.expiredLeases(at, limit),
+      leases: expiredLeases(this.connection, at, limit),
       nextExpiresAt: this.connection.statement('find-expired-leases-next-expiry').pluck().get({ now: at }) as
         number | null,
       startDeadlinesPassed:
         this.connection.statement('find-expired-start-deadline').get({ now: at }) !== undefined,
-    }))
-  }
-
-  private expiredLeases(now: number, limit: number): ExpiredLease[] {
-    const rows = this.connection.statement('find-expired-leases').all({ now, limit }) as {
-      id: number
-      lease_token: string
-      lease_expires_at: number
-      lease_ms: number
-    }[]
-    return rows.map((row) => ({
-      id: String(row.id),
-      leaseToken: row.lease_token,
-      leaseExpiresAt: row.lease_expires_at,
-      leaseMs: row.lease_ms,
     }))
   }
 
