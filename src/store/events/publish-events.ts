@@ -172,8 +172,10 @@ class EventPublisher {
     if (settled.length === 0 || !(await this.channel.hasSubscribers())) return started
 
     // A job settled here that this process did not claim (a delivery handed over elsewhere): read.
-    const unknown = settled.filter((s) => names.get(s.id) === undefined).map((s) => s.id)
-    if (unknown.length > 0) for (const job of await this.jobs(unknown)) names.set(job.id, job)
+    await this.readNames(
+      settled.map((s) => s.id),
+      names,
+    )
     const events = settled.flatMap((settlement): NewJobEvent[] => {
       const job = names.get(settlement.id)
       if (job === undefined) return []
@@ -194,20 +196,26 @@ class EventPublisher {
   ): Promise<NewJobEvent[]> {
     const reported = leases.filter((lease, i) => lease.report?.progress !== undefined && result[i] === 'ok')
     if (reported.length === 0 || !(await this.channel.hasSubscribers())) return []
-    const names = new Map<JobId, JobName>()
-    for (const lease of reported) {
-      const name = this.active.get(lease.id)
-      if (name !== undefined) names.set(lease.id, name)
-    }
+    const names = new Map<JobId, JobName | undefined>(
+      reported.map((lease) => [lease.id, this.active.get(lease.id)]),
+    )
     // Jobs this process did not claim (another instance of the store renewed them): read.
-    const unknown = reported.filter((lease) => !names.has(lease.id)).map((lease) => lease.id)
-    if (unknown.length > 0) for (const job of await this.jobs(unknown)) names.set(job.id, job)
+    await this.readNames(
+      reported.map((lease) => lease.id),
+      names,
+    )
     return reported.flatMap((lease): NewJobEvent[] => {
       const job = names.get(lease.id)
       if (job === undefined) return []
       const event = progressEventOf(lease.report, { id: lease.id, queue: job.queue, name: job.name, at })
       return event === null ? [] : [event]
     })
+  }
+
+  /** Fills in, from the store, the names of these jobs that `names` does not know. */
+  private async readNames(ids: readonly JobId[], names: Map<JobId, JobName | undefined>): Promise<void> {
+    const unknown = ids.filter((id) => names.get(id) === undefined)
+    if (unknown.length > 0) for (const job of await this.jobs(unknown)) names.set(job.id, job)
   }
 
   private async jobs(ids: readonly JobId[]): Promise<Job[]> {
