@@ -4,11 +4,16 @@
  */
 import type { EventEmitter } from 'node:events'
 
-/** Resolves with the value, or rejects if it takes longer than `ms` (so a hung wait fails instead of hanging). */
-export async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
+/**
+ * Resolves with the value, or rejects if it takes longer than `ms` (so a hung wait fails instead
+ * of hanging). `what` names the wait in the error; a function is asked only then, so it can say
+ * how far the wait got.
+ */
+export async function within<T>(ms: number, what: string | (() => string), promise: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms)
+    const name = () => (typeof what === 'string' ? what : what())
+    timer = setTimeout(() => reject(new Error(`${name()} did not settle within ${ms} ms`)), ms)
   })
   try {
     return await Promise.race([promise, timeout])
