@@ -26,6 +26,8 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   { languageOptions: { globals: globals.node } },
+  // The dashboard's script runs in the browser, not in Node.
+  { files: ['src/dashboard/assets/**/*.js'], languageOptions: { globals: globals.browser } },
   {
     files: ['**/*.ts'],
     rules: {
@@ -33,7 +35,7 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
     },
   },
-  // Dependencies point one way: core ← store ← tracing ← client, worker ← metrics, admin ← cli (and
+  // Dependencies point one way: core ← store ← tracing ← client, worker ← metrics, admin ← dashboard ← cli (and
   // the entry points under src/, which export them). A layer imports only those below it; the
   // backends never import each other, nor another backend's driver. scripts/check-cycles.mjs catches circles inside a layer.
   layer(['src/core/**/*.ts'], { folders: ['../*'] }),
@@ -57,7 +59,11 @@ export default tseslint.config(
   }),
   // Metrics observe workers and stores from above: only the CLI (and the entry point) use them.
   layer(['src/metrics/**/*.ts'], { folders: ['**/client/**', '**/admin/**', '**/cli/**', ...BACKENDS] }),
-  layer(['src/admin/**/*.ts'], { folders: ['**/metrics/**', '**/cli/**', ...BACKENDS] }),
+  layer(['src/admin/**/*.ts'], { folders: ['**/metrics/**', '**/cli/**', '**/dashboard/**', ...BACKENDS] }),
+  // The dashboard is built on the admin layer only, beside the CLI (which serves it).
+  layer(['src/dashboard/**/*.ts'], {
+    folders: ['**/client/**', '**/worker/**', '**/metrics/**', '**/cli/**', ...BACKENDS],
+  }),
 )
 
 /** A rule that the files given import nothing from these folders (import patterns) or packages. */

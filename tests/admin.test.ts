@@ -51,6 +51,7 @@ test('getStats counts per queue and in total, as plain data that JSON keeps as i
   await client.enqueue('task', null, { queue: 'mail' })
   await client.enqueue('task', null, { queue: 'images', delayMs: 60_000 })
   await finishJob(store, 'mail', 'dead')
+  const { jobs: readyJobs } = await store.listJobs({ queue: 'mail', state: 'ready' })
   const report = await getStats(store, { now: Date.now() })
   assert.deepEqual(JSON.parse(JSON.stringify(report)), report)
   const zero = { recentCompletedCount: 0, active: 0, completed: 0, expired: 0 }
@@ -59,8 +60,26 @@ test('getStats counts per queue and in total, as plain data that JSON keeps as i
     limits: { concurrency: null, rate: null, groupConcurrency: null, groupRate: null },
   }
   assert.deepEqual(report.queues, [
-    { queue: 'images', ...zero, ready: 0, scheduled: 1, dead: 0, recentDeadCount: 0, ...running },
-    { queue: 'mail', ...zero, ready: 1, scheduled: 0, dead: 1, recentDeadCount: 1, ...running },
+    {
+      queue: 'images',
+      ...zero,
+      ready: 0,
+      scheduled: 1,
+      dead: 0,
+      recentDeadCount: 0,
+      oldestReadyAt: null,
+      ...running,
+    },
+    {
+      queue: 'mail',
+      ...zero,
+      ready: 1,
+      scheduled: 0,
+      dead: 1,
+      recentDeadCount: 1,
+      oldestReadyAt: readyJobs[0]!.runAt,
+      ...running,
+    },
   ])
   assert.deepEqual(report.totals, { ...zero, ready: 1, scheduled: 1, dead: 1, recentDeadCount: 1 })
   assert.equal(report.recentWindowMs, 60_000)

@@ -68,9 +68,11 @@ export interface QueueCounts extends JobCounts {
   queue: string
 }
 
-/** A queue's counts and its control settings: whether it is paused (when, by whom, why), its limits. */
 /** A queue's counts and its pause and limits (its retention is `ferry retention`'s). */
-export interface QueueReport extends QueueCounts, Omit<QueueControl, 'queue' | 'retention'> {}
+export interface QueueReport extends QueueCounts, Omit<QueueControl, 'queue' | 'retention'> {
+  /** When the oldest ready job became ready (its latency is now minus this); null when none is. */
+  oldestReadyAt: number | null
+}
 
 export interface StatsReport {
   /** When the jobs were counted (epoch ms): the recent window ends here. */
@@ -90,7 +92,7 @@ export async function getStats(store: Store, params: StatsParams = {}): Promise<
     store.stats({ now, recentWindowMs }),
     store.control(),
   ])
-  const counted = new Map(stats.map((queueStats) => [queueStats.queue, countsOf(queueStats)]))
+  const counted = new Map(stats.map((queueStats) => [queueStats.queue, queueStats]))
   const controlled = new Map(controls.map((control) => [control.queue, control]))
   const names = [...new Set([...counted.keys(), ...controlled.keys()])].sort()
   return {
@@ -98,7 +100,8 @@ export async function getStats(store: Store, params: StatsParams = {}): Promise<
     recentWindowMs,
     queues: names.map((queue) => ({
       queue,
-      ...(counted.get(queue) ?? zeroCounts()),
+      ...(counted.has(queue) ? countsOf(counted.get(queue)!) : zeroCounts()),
+      oldestReadyAt: counted.get(queue)?.oldestReadyAt ?? null,
       paused: controlled.get(queue)?.paused ?? null,
       limits: controlled.get(queue)?.limits ?? runningQueue(queue).limits,
     })),

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs'
 import { FerryError } from '../core/errors.js'
 import { DEFAULT_STORE_URL } from '../store/open-store.js'
 import { registerCancel } from './commands/cancel.js'
+import { registerDashboard } from './commands/dashboard.js'
 import { registerDemo } from './commands/demo.js'
 import { registerEnqueue } from './commands/enqueue.js'
 import { registerEvents } from './commands/events.js'
@@ -57,6 +58,7 @@ registerStopWorkers(program)
 registerQueueControl(program)
 registerRetention(program)
 registerSchedules(program)
+registerDashboard(program)
 
 // `ferry jobs --json | head -1`: the reader is gone, which is no error of ours (`ferry work` opts out).
 exitWhenStdoutReaderLeaves()

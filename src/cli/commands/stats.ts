@@ -20,6 +20,7 @@ export function registerStats(program: Command): void {
             queues: report.queues.map((queue) => ({
               ...queue,
               paused: queue.paused === null ? null : { ...queue.paused, at: toIso(queue.paused.at) },
+              oldestReadyAt: queue.oldestReadyAt === null ? null : toIso(queue.oldestReadyAt),
             })),
           }),
         )

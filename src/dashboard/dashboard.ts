@@ -1,0 +1,489 @@
+/**
+ * Ferry's dashboard as a Fetch-API handler, `(Request) => Promise<Response>`: pages rendered on the
+ * server from the admin layer (src/admin), the same operations as a JSON API under /api/, and the
+ * access rules of access.ts. `ferry dashboard` serves it (serve.ts); an app can mount it under a
+ * path of its own (docs/dashboard.md).
+ */
+import { Hono, type Context } from 'hono'
+
+import { getJob, getStats, listJobs } from '../admin/inspect.js'
+import { cancelJobs, changeJob, retryJobs } from '../admin/manage.js'
+import { limitQueue, pauseQueue, resumeQueue } from '../admin/queue-control.js'
+import { listSchedules, pauseSchedule, resumeSchedule, runScheduleNow } from '../admin/schedules.js'
+import {
+  FerryError,
+  JobNotChangeableError,
+  JobNotFoundError,
+  ScheduleNotFoundError,
+  ValidationError,
+} from '../core/errors.js'
+import type { JobState } from '../core/job.js'
+import type { QueueLimitChange, Store } from '../store/store.js'
+import { Access, crossSiteReason, sameToken, SESSION_COOKIE, SESSION_MS, type Caller } from './access.js'
+import { assets } from './generated/assets.js'
+import { SharedReading } from './shared-reading.js'
+import { errorView, queueView, schedulesView, signInView } from './views/control.js'
+import { jobsView, jobView, type JobFilters } from './views/jobs.js'
+import { layout, type Html, type PageContext, type PageOptions } from './views/layout.js'
+import { overviewView } from './views/overview.js'
+
+export interface DashboardOptions {
+  store: Store
+  /**
+   * The secret that signs a browser in and that scripts send as `Authorization: Bearer`. Without
+   * one, whoever reaches the dashboard may use it: serveDashboard allows that on loopback only.
+   */
+  token?: string | null
+  /** Shows everything and changes nothing: every action answers 403. */
+  readOnly?: boolean
+  /** The path it is mounted under, such as '/ferry' (default: the root). */
+  basePath?: string
+  /** How often open pages follow the store, in ms (default 2,000). */
+  refreshMs?: number
+}
+
+export interface Dashboard {
+  fetch(request: Request): Promise<Response>
+}
+
+/** The headers of every answer: no framing, no sniffing, no referrer, scripts and styles from here only. */
+const SECURITY_HEADERS = {
+  'Content-Security-Policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'no-referrer',
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Resource-Policy': 'same-origin',
+}
+
+type Env = { Variables: { caller: Caller } }
+
+export function createDashboard(options: DashboardOptions): Dashboard {
+  const { store, readOnly = false, refreshMs = 2000 } = options
+  const base = normalizeBasePath(options.basePath)
+  const access = new Access(options.token ?? null)
+  const stats = new SharedReading(() => getStats(store), Math.min(1000, refreshMs))
+  const app = new Hono<Env>({ strict: false }).basePath(base || '/')
+
+  app.use('*', async (c, next) => {
+    await next()
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) c.res.headers.set(name, value)
+    if (!c.req.path.startsWith(`${base}/assets/`)) c.res.headers.set('Cache-Control', 'no-store')
+  })
+
+  // ── open to all: health, static files, signing in ──────────────────────────────────────────
+  app.get('/healthz', (c) => c.text('ok'))
+  // Browsers ask for it at the root whatever the page; nothing to show.
+  app.get('/favicon.ico', (c) => c.body(null, 204))
+  app.get('/assets/:file', (c) => {
+    const asset = assets[c.req.param('file')]
+    if (asset === undefined) return c.text('not found', 404)
+    return c.body(asset.body, 200, {
+      'Content-Type': asset.type,
+      'Cache-Control': 'public, max-age=31536000, immutable',
+    })
+  })
+  app.get('/login', (c) => {
+    if (!access.tokenRequired) return c.redirect(`${base}/`, 303)
+    return page(c, { title: 'Sign in', section: null }, signInView(pageContext(c, null), null))
+  })
+  app.post('/login', async (c) => {
+    if (!access.tokenRequired) return c.redirect(`${base}/`, 303)
+    const crossSite = crossSiteReason(c.req.raw)
+    if (crossSite !== null) return c.text(`refused: ${crossSite}`, 403)
+    const body = await c.req.parseBody()
+    const outcome = access.signIn(typeof body.token === 'string' ? body.token : '')
+    if (outcome === 'wrong' || outcome === 'too_many') {
+      const message =
+        outcome === 'wrong' ? 'That token is not right.' : 'Too many wrong tokens: wait a minute.'
+      const status = outcome === 'wrong' ? 401 : 429
+      return page(c, { title: 'Sign in', section: null }, signInView(pageContext(c, null), message), status)
+    }
+    c.header('Set-Cookie', sessionCookie(c, outcome, SESSION_MS / 1000))
+    return c.redirect(`${base}/`, 303)
+  })
+
+  // ── everything else: a caller, and for changes a same-site request with its CSRF token ────────
+  app.use('*', async (c, next) => {
+    const caller = access.callerOf(c.req.raw)
+    if (caller === null) {
+      if (isApi(c))
+        return c.json(apiError('unauthorized', 'sign in, or send Authorization: Bearer <token>'), 401)
+      return c.redirect(`${base}/login`, 303)
+    }
+    c.set('caller', caller)
+    if (c.req.method === 'GET' || c.req.method === 'HEAD') return next()
+    const crossSite = crossSiteReason(c.req.raw)
+    if (crossSite !== null) return refuse(c, 'cross_site', `refused: ${crossSite}`)
+    if (caller.kind === 'browser') {
+      const given = c.req.header('x-ferry-csrf') ?? (await formField(c, '_csrf'))
+      if (!sameToken(given, caller.csrf)) return refuse(c, 'csrf', 'refused: no valid CSRF token')
+    }
+    if (readOnly && !c.req.path.endsWith('/logout'))
+      return refuse(c, 'read_only', 'refused: the dashboard is read-only')
+    return next()
+  })
+
+  app.post('/logout', (c) => {
+    const caller = c.get('caller')
+    if (caller.kind === 'browser' && caller.sessionId !== null) access.signOut(caller.sessionId)
+    c.header('Set-Cookie', sessionCookie(c, '', 0))
+    return c.redirect(`${base}/login`, 303)
+  })
+
+  // ── pages ──────────────────────────────────────────────────────────────────────────────────
+  app.get('/', async (c) =>
+    page(c, { title: 'Overview', section: '/', refreshMs }, overviewView(pageContext(c), await stats.get())),
+  )
+  app.get('/jobs', async (c) => {
+    const id = c.req.query('id')?.trim()
+    if (id) return c.redirect(`${base}/jobs/${encodeURIComponent(id)}`, 303)
+    const filters = jobFilters(c)
+    const cursor = nonEmpty(c.req.query('cursor'))
+    const [result, report] = await Promise.all([
+      listJobs(store, { ...filters, limit: 50, ...(cursor === null ? {} : { cursor }) }),
+      stats.get(),
+    ])
+    const queues = report.queues.map((queue) => queue.queue)
+    return page(
+      c,
+      { title: 'Jobs', section: '/jobs' },
+      jobsView(pageContext(c), filters, queues, result, cursor),
+    )
+  })
+  app.get('/jobs/:id', async (c) => {
+    const job = await getJob(store, { id: c.req.param('id') })
+    if (job === null) throw new JobNotFoundError(c.req.param('id'))
+    const finished = job.state === 'completed' || job.state === 'dead'
+    return page(
+      c,
+      { title: `Job ${job.id}`, section: '/jobs', refreshMs: finished ? 0 : 1000 },
+      jobView(pageContext(c), job),
+    )
+  })
+  app.get('/queues/:queue', async (c) => {
+    const name = c.req.param('queue')
+    const report = await stats.get()
+    const queue = report.queues.find((q) => q.queue === name)
+    if (queue === undefined)
+      return page(c, { title: 'Not found', section: null }, errorView(404, `no queue "${name}"`), 404)
+    return page(c, { title: `Queue ${name}`, section: '/', refreshMs }, queueView(pageContext(c), queue))
+  })
+  app.get('/schedules', async (c) =>
+    page(
+      c,
+      { title: 'Schedules', section: '/schedules', refreshMs },
+      schedulesView(pageContext(c), await listSchedules(store)),
+    ),
+  )
+
+  // ── the JSON API: what the pages' forms post to, and what scripts call ──────────────────────
+  app.get('/api/session', (c) => {
+    const caller = c.get('caller')
+    return c.json({ readOnly, csrfToken: caller.kind === 'browser' ? caller.csrf : null })
+  })
+  app.get('/api/overview', async (c) => c.json(await stats.get()))
+  app.get('/api/jobs', async (c) => {
+    const cursor = nonEmpty(c.req.query('cursor'))
+    const limit = c.req.query('limit')
+    return c.json(
+      await listJobs(store, {
+        ...jobFilters(c),
+        ...(cursor === null ? {} : { cursor }),
+        ...(limit === undefined ? {} : { limit: Number(limit) }),
+      }),
+    )
+  })
+  app.get('/api/jobs/:id', async (c) => {
+    const job = await getJob(store, { id: c.req.param('id') })
+    if (job === null) throw new JobNotFoundError(c.req.param('id'))
+    return c.json(job)
+  })
+  app.post('/api/jobs/bulk', async (c) => {
+    const body = await bodyOf(c)
+    const ids = asIds(body.ids)
+    const action = String(body.action ?? '')
+    return done(c, await actOnJobs(store, action, ids, body))
+  })
+  app.post('/api/jobs/:id/:action', async (c) => {
+    const id = c.req.param('id')
+    const outcome = await actOnJobs(store, c.req.param('action'), [id], await bodyOf(c))
+    if (outcome.changed === 0) {
+      // One job named: say why nothing happened, as a script can act on it (404 or 409).
+      const job = await getJob(store, { id })
+      if (job === null) throw new JobNotFoundError(id)
+      throw new JobNotChangeableError(id, job.state)
+    }
+    return done(c, outcome)
+  })
+  app.post('/api/queues/:queue/pause', async (c) => {
+    const body = await bodyOf(c)
+    const reason = nonEmpty(stringOf(body.reason))
+    const queue = await pauseQueue(store, {
+      queue: c.req.param('queue'),
+      by: 'dashboard',
+      ...(reason === null ? {} : { reason }),
+    })
+    return done(c, { queue, message: `queue ${queue.queue} paused` })
+  })
+  app.post('/api/queues/:queue/resume', async (c) => {
+    const queue = await resumeQueue(store, { queue: c.req.param('queue') })
+    return done(c, { queue, message: `queue ${queue.queue} resumed` })
+  })
+  app.post('/api/queues/:queue/limits', async (c) => {
+    const queue = await limitQueue(store, limitsOf(c.req.param('queue'), await bodyOf(c)))
+    return done(c, { queue, message: `limits of ${queue.queue} saved` })
+  })
+  app.get('/api/schedules', async (c) => c.json(await listSchedules(store)))
+  app.post('/api/schedules/:id/:action', async (c) => {
+    const id = c.req.param('id')
+    const action = c.req.param('action')
+    if (action === 'run') {
+      const jobId = await runScheduleNow(store, id)
+      return done(c, { jobId, message: `schedule ${id} ran: job ${jobId}` })
+    }
+    if (action === 'pause')
+      return done(c, { schedule: await pauseSchedule(store, id), message: `schedule ${id} paused` })
+    if (action === 'resume')
+      return done(c, { schedule: await resumeSchedule(store, id), message: `schedule ${id} resumed` })
+    throw new ValidationError('invalid_option', 'action', `must be run, pause or resume (got "${action}")`)
+  })
+
+  app.notFound((c) =>
+    isApi(c)
+      ? c.json(apiError('not_found', `no ${c.req.method} ${c.req.path}`), 404)
+      : page(c, { title: 'Not found', section: null }, errorView(404, `no page at ${c.req.path}`), 404),
+  )
+  app.onError((error, c) => {
+    const status = statusOf(error)
+    const message =
+      error instanceof FerryError ? error.message : 'the dashboard failed to answer: see its log'
+    if (!(error instanceof FerryError)) console.error('ferry dashboard:', error)
+    if (isForm(c) && c.req.method === 'POST') return backTo(c, message, true)
+    if (isApi(c)) {
+      const code = error instanceof FerryError ? error.code : 'internal'
+      const field = error instanceof ValidationError ? error.field : undefined
+      return c.json(apiError(code, message, field), status)
+    }
+    return page(c, { title: 'Error', section: null }, errorView(status, message), status)
+  })
+
+  /** A page, or its content alone when dashboard.js reloads it (X-Ferry-Fragment). */
+  function page(
+    c: Context<Env>,
+    pageOptions: PageOptions,
+    content: Html,
+    status: 200 | 400 | 401 | 404 | 409 | 429 | 500 = 200,
+  ) {
+    const fragment = c.req.header('x-ferry-fragment') === '1'
+    return c.html(layout(pageContext(c), pageOptions, content, fragment), status)
+  }
+
+  function pageContext(c: Context<Env>, callerOrNone: Caller | null = c.get('caller') ?? null): PageContext {
+    const url = new URL(c.req.url)
+    const error = url.searchParams.get('error')
+    const notice = error ?? url.searchParams.get('notice')
+    url.searchParams.delete('notice')
+    url.searchParams.delete('error')
+    return {
+      base,
+      readOnly,
+      csrf: callerOrNone?.kind === 'browser' ? callerOrNone.csrf : null,
+      signedIn: callerOrNone?.kind === 'browser' && callerOrNone.sessionId !== null,
+      here: `${url.pathname}${url.search}`,
+      notice: notice === null ? null : { text: notice, error: error !== null },
+    }
+  }
+
+  /** After an action: JSON for a script, back to the page (with a notice) for a form. */
+  function done(c: Context<Env>, result: { message: string } & Record<string, unknown>) {
+    stats.forget()
+    if (isForm(c)) return backTo(c, result.message, false)
+    return c.json(result)
+  }
+
+  async function backTo(c: Context<Env>, message: string, error: boolean) {
+    const url = new URL(await returnPath(c, base), 'http://dashboard.invalid')
+    url.searchParams.set(error ? 'error' : 'notice', message)
+    return c.redirect(`${url.pathname}${url.search}`, 303)
+  }
+
+  function isApi(c: Context<Env>): boolean {
+    return c.req.path.startsWith(`${base}/api/`)
+  }
+
+  function refuse(c: Context<Env>, code: string, message: string) {
+    return isApi(c) && !isForm(c) ? c.json(apiError(code, message), 403) : c.text(message, 403)
+  }
+
+  return { fetch: (request) => Promise.resolve(app.fetch(request)) }
+}
+
+/** What the bulk form and the per-job routes do; each skips the jobs not in a state it applies to. */
+async function actOnJobs(
+  store: Store,
+  action: string,
+  ids: string[],
+  body: Record<string, unknown>,
+): Promise<{ message: string; changed: number; skipped: number }> {
+  if (ids.length === 0) throw new ValidationError('invalid_option', 'ids', 'select at least one job')
+  if (ids.length > 1000)
+    throw new ValidationError('invalid_option', 'ids', `at most 1,000 jobs at once (got ${ids.length})`)
+  let changed: number
+  if (action === 'retry') changed = (await retryJobs(store, { ids })).movedCount
+  else if (action === 'cancel') changed = (await cancelJobs(store, { ids })).cancelledCount
+  else if (action === 'run-now' || action === 'priority') {
+    const priority = action === 'priority' ? priorityOf(body.priority) : undefined
+    changed = 0
+    for (const id of ids) {
+      try {
+        await changeJob(store, id, action === 'run-now' ? { runAt: Date.now() } : { priority: priority! })
+        changed++
+      } catch (error) {
+        // One job of many that started or finished meanwhile is skipped; a lone one is an error.
+        if (
+          ids.length === 1 ||
+          !(error instanceof JobNotChangeableError || error instanceof JobNotFoundError)
+        )
+          throw error
+      }
+    }
+  } else {
+    throw new ValidationError(
+      'invalid_option',
+      'action',
+      `must be retry, cancel, run-now or priority (got "${action}")`,
+    )
+  }
+  const verb = { retry: 'retried', cancel: 'cancelled', 'run-now': 'made ready', priority: 'reprioritised' }[
+    action
+  ]
+  const skipped = ids.length - changed
+  const message =
+    ids.length === 1 && changed === 1
+      ? `job ${ids[0]} ${verb}`
+      : `${changed} of ${ids.length} jobs ${verb}${skipped > 0 ? ` (${skipped} skipped: not in a state that allows it)` : ''}`
+  return { message, changed, skipped }
+}
+
+function priorityOf(value: unknown): number {
+  const text = stringOf(value)?.trim() ?? ''
+  if (!/^-?\d+$/.test(text))
+    throw new ValidationError('invalid_option', 'priority', `must be a whole number (got "${text}")`)
+  return Number(text)
+}
+
+function limitsOf(queue: string, body: Record<string, unknown>): QueueLimitChange {
+  const number = (name: string): number | null => {
+    const text = stringOf(body[name])?.trim() ?? ''
+    if (text === '') return null
+    const value = Number(text)
+    if (!Number.isInteger(value) || value < 1) {
+      throw new ValidationError('invalid_option', name, `must be a whole number from 1 (got "${text}")`)
+    }
+    return value
+  }
+  const rateLimit = number('rateLimit')
+  const ratePerMs = number('ratePerMs')
+  if ((rateLimit === null) !== (ratePerMs === null)) {
+    throw new ValidationError(
+      'invalid_option',
+      rateLimit === null ? 'rateLimit' : 'ratePerMs',
+      'a rate needs both its count and its window',
+    )
+  }
+  return {
+    queue,
+    concurrency: number('concurrency'),
+    rate: rateLimit === null ? null : { limit: rateLimit, perMs: ratePerMs! },
+    groupConcurrency: number('groupConcurrency'),
+  }
+}
+
+function jobFilters(c: Context<Env>): JobFilters {
+  const queue = nonEmpty(c.req.query('queue'))
+  const state = nonEmpty(c.req.query('state'))
+  return {
+    ...(queue === null ? {} : { queue }),
+    ...(state === null ? {} : { state: state as JobState }),
+  }
+}
+
+function statusOf(error: unknown): 400 | 404 | 409 | 500 {
+  if (error instanceof JobNotFoundError || error instanceof ScheduleNotFoundError) return 404
+  if (error instanceof JobNotChangeableError) return 409
+  if (error instanceof ValidationError) return 400
+  return 500
+}
+
+function apiError(code: string, message: string, field?: string) {
+  return { error: { code, message, ...(field === undefined ? {} : { field }) } }
+}
+
+function isForm(c: Context): boolean {
+  const type = c.req.header('content-type') ?? ''
+  return type.startsWith('application/x-www-form-urlencoded') || type.startsWith('multipart/form-data')
+}
+
+/** A form's or a JSON document's fields; nothing for a body of another kind. */
+async function bodyOf(c: Context): Promise<Record<string, unknown>> {
+  if (isForm(c)) return c.req.parseBody({ all: true })
+  if ((c.req.header('content-type') ?? '').startsWith('application/json')) {
+    const text = await c.req.text()
+    if (text.trim() === '') return {}
+    let body: unknown
+    try {
+      body = JSON.parse(text)
+    } catch {
+      throw new ValidationError('invalid_option', 'body', 'is not valid JSON')
+    }
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw new ValidationError('invalid_option', 'body', 'must be a JSON object')
+    }
+    return body as Record<string, unknown>
+  }
+  return {}
+}
+
+async function formField(c: Context, name: string): Promise<string | undefined> {
+  if (!isForm(c)) return undefined
+  const value = (await c.req.parseBody({ all: true }))[name]
+  return typeof value === 'string' ? value : undefined
+}
+
+function asIds(value: unknown): string[] {
+  if (value === undefined) return []
+  const list = Array.isArray(value) ? value : [value]
+  return list.map((id) => String(id))
+}
+
+function stringOf(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined
+  return String(value)
+}
+
+function nonEmpty(value: string | undefined): string | null {
+  return value === undefined || value.trim() === '' ? null : value
+}
+
+/** Where a form comes back to: its `_return` path when it is one of this dashboard's, else the overview. */
+async function returnPath(c: Context, base: string): Promise<string> {
+  const target = await formField(c, '_return')
+  if (target !== undefined && target.startsWith(`${base}/`) && !target.startsWith('//')) return target
+  return `${base}/`
+}
+
+function sessionCookie(c: Context, value: string, maxAgeSeconds: number): string {
+  const base = new URL(c.req.url).protocol === 'https:' ? '; Secure' : ''
+  return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${base}`
+}
+
+function normalizeBasePath(path: string | undefined): string {
+  if (path === undefined || path === '' || path === '/') return ''
+  if (!/^\/[A-Za-z0-9._~\-/]*$/.test(path)) {
+    throw new ValidationError('invalid_option', 'basePath', `must be a path such as /ferry (got "${path}")`)
+  }
+  return path.replace(/\/+$/, '')
+}

@@ -1,0 +1,343 @@
+/**
+ * The dashboard's handler, request by request, on a real SQLite file: its pages and JSON API, and
+ * each access rule (token, sign-in, CSRF, cross-site, read-only, CSP, escaping). The browser tests
+ * (browser.test.ts) drive the same pages through Chromium on every store.
+ */
+import assert from 'node:assert/strict'
+import { describe, test, type TestContext } from 'node:test'
+
+import { cancelJobs, createClient, type Store } from '../../src/index.js'
+import { createDashboard, type DashboardOptions } from '../../src/dashboard/index.js'
+import { tempStore } from '../support/sqlite-harness.js'
+import { getExistingJob } from '../support/store-calls.js'
+
+const TOKEN = 'a-dashboard-token-for-tests'
+const ORIGIN = 'http://127.0.0.1:8080'
+
+async function setup(t: TestContext, options: Omit<DashboardOptions, 'store'> = {}) {
+  const { store } = await tempStore(t)
+  const client = createClient({ store })
+  const dashboard = createDashboard({ store, ...options })
+  const request = (path: string, init: RequestInit = {}) =>
+    dashboard.fetch(new Request(`${ORIGIN}${path}`, init))
+  return { store, client, dashboard, request }
+}
+
+/** A job that ended dead, by cancelling it (no worker needed). */
+async function deadJob(store: Store, client: ReturnType<typeof createClient>, queue = 'mail') {
+  const { id } = await client.enqueue('send', { to: 'ada' }, { queue })
+  await cancelJobs(store, { ids: [id] })
+  return id
+}
+
+async function csrfOf(
+  request: (path: string, init?: RequestInit) => Promise<Response>,
+  headers: Record<string, string> = {},
+) {
+  const session = (await (await request('/api/session', { headers })).json()) as { csrfToken: string }
+  return session.csrfToken
+}
+
+describe('the dashboard without a token (loopback)', () => {
+  test('answers /healthz, the overview as HTML, and the overview as JSON', async (t) => {
+    const { client, request } = await setup(t)
+    await client.enqueue('send', null, { queue: 'mail' })
+    const health = await request('/healthz')
+    assert.equal(health.status, 200)
+    assert.equal(await health.text(), 'ok')
+    const page = await request('/')
+    assert.equal(page.status, 200)
+    assert.match(page.headers.get('content-type') ?? '', /^text\/html/)
+    assert.match(await page.text(), /<tr data-queue="mail">/)
+    const overview = (await (await request('/api/overview')).json()) as {
+      queues: { queue: string; ready: number }[]
+    }
+    assert.deepEqual(
+      overview.queues.map(({ queue, ready }) => ({ queue, ready })),
+      [{ queue: 'mail', ready: 1 }],
+    )
+  })
+
+  test('sends a strict CSP and no-framing headers with every answer, pages and API alike', async (t) => {
+    const { request } = await setup(t)
+    for (const path of ['/', '/jobs', '/api/overview', '/healthz', '/nowhere']) {
+      const response = await request(path)
+      const csp = response.headers.get('content-security-policy') ?? ''
+      assert.match(csp, /default-src 'none'/, path)
+      assert.match(csp, /script-src 'self'/, path)
+      assert.match(csp, /frame-ancestors 'none'/, path)
+      assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/, path)
+      assert.equal(response.headers.get('x-content-type-options'), 'nosniff', path)
+      assert.equal(response.headers.get('x-frame-options'), 'DENY', path)
+    }
+  })
+
+  test('renders a payload as text, never as markup', async (t) => {
+    const { client, request } = await setup(t)
+    const { id } = await client.enqueue('send', {
+      html: '<script>alert(1)</script><img src=x onerror=alert(2)>',
+    })
+    const body = await (await request(`/jobs/${id}`)).text()
+    assert.doesNotMatch(body, /<script>alert/)
+    assert.doesNotMatch(body, /<img src=x/)
+    assert.match(body, /&lt;script&gt;alert\(1\)&lt;\/script&gt;/)
+  })
+
+  test('a change needs the CSRF token: without it 403 and nothing changes; with it the job is retried', async (t) => {
+    const { store, client, request } = await setup(t)
+    const id = await deadJob(store, client)
+    const refused = await request(`/api/jobs/${id}/retry`, { method: 'POST' })
+    assert.equal(refused.status, 403)
+    assert.equal(((await refused.json()) as { error: { code: string } }).error.code, 'csrf')
+    const wrong = await request(`/api/jobs/${id}/retry`, {
+      method: 'POST',
+      headers: { 'x-ferry-csrf': 'guess' },
+    })
+    assert.equal(wrong.status, 403)
+    assert.equal((await getExistingJob(store, id)).state, 'dead')
+    const csrf = await csrfOf(request)
+    const retried = await request(`/api/jobs/${id}/retry`, {
+      method: 'POST',
+      headers: { 'x-ferry-csrf': csrf },
+    })
+    assert.equal(retried.status, 200)
+    assert.deepEqual(await retried.json(), { message: `job ${id} retried`, changed: 1, skipped: 0 })
+    assert.equal((await getExistingJob(store, id)).state, 'ready')
+  })
+
+  test('a change sent cross-site is refused even with the CSRF token', async (t) => {
+    const { store, client, request } = await setup(t)
+    const id = await deadJob(store, client)
+    const csrf = await csrfOf(request)
+    const crossSite: Record<string, string>[] = [
+      { 'sec-fetch-site': 'cross-site' },
+      { 'sec-fetch-site': 'same-site' },
+      { origin: 'http://attacker.example' },
+      { origin: 'http://127.0.0.1:9999' },
+    ]
+    for (const headers of crossSite) {
+      const response = await request(`/api/jobs/${id}/retry`, {
+        method: 'POST',
+        headers: { 'x-ferry-csrf': csrf, ...headers },
+      })
+      assert.equal(response.status, 403, JSON.stringify(headers))
+      assert.equal(((await response.json()) as { error: { code: string } }).error.code, 'cross_site')
+    }
+    assert.equal((await getExistingJob(store, id)).state, 'dead')
+    const sameOrigin = await request(`/api/jobs/${id}/retry`, {
+      method: 'POST',
+      headers: { 'x-ferry-csrf': csrf, origin: ORIGIN, 'sec-fetch-site': 'same-origin' },
+    })
+    assert.equal(sameOrigin.status, 200)
+  })
+
+  test('a form post carries the CSRF token in a field and comes back to its page with a notice', async (t) => {
+    const { store, client, request } = await setup(t)
+    const id = await deadJob(store, client)
+    const csrf = await csrfOf(request)
+    const response = await request(`/api/jobs/${id}/retry`, {
+      method: 'POST',
+      body: new URLSearchParams({ _csrf: csrf, _return: `/jobs/${id}` }),
+      redirect: 'manual',
+    })
+    assert.equal(response.status, 303)
+    assert.equal(response.headers.get('location'), `/jobs/${id}?notice=job+${id}+retried`)
+    assert.equal((await getExistingJob(store, id)).state, 'ready')
+    // A return path off the dashboard is not followed.
+    const elsewhere = await request(`/api/jobs/${id}/cancel`, {
+      method: 'POST',
+      body: new URLSearchParams({ _csrf: csrf, _return: '//attacker.example/' }),
+      redirect: 'manual',
+    })
+    assert.match(elsewhere.headers.get('location') ?? '', /^\/\?notice=/)
+  })
+
+  test('bulk actions apply to the selected jobs and skip those in another state', async (t) => {
+    const { store, client, request } = await setup(t)
+    const dead = [await deadJob(store, client), await deadJob(store, client)]
+    const { id: ready } = await client.enqueue('send', null, { queue: 'mail', delayMs: 60_000 })
+    const csrf = await csrfOf(request)
+    const body = new URLSearchParams({ _csrf: csrf, action: 'retry' })
+    for (const id of [...dead, ready]) body.append('ids', id)
+    const response = await request('/api/jobs/bulk', { method: 'POST', body, redirect: 'manual' })
+    assert.equal(response.status, 303)
+    const notice = new URL(response.headers.get('location')!, ORIGIN).searchParams.get('notice')
+    assert.match(notice ?? '', /^2 of 3 jobs retried \(1 skipped/)
+    for (const id of dead) assert.equal((await getExistingJob(store, id)).state, 'ready')
+    const runNow = await request('/api/jobs/bulk', {
+      method: 'POST',
+      headers: { 'x-ferry-csrf': csrf, 'content-type': 'application/json' },
+      body: JSON.stringify({ action: 'run-now', ids: [ready] }),
+    })
+    assert.deepEqual(await runNow.json(), { message: `job ${ready} made ready`, changed: 1, skipped: 0 })
+    assert.equal((await getExistingJob(store, ready)).state, 'ready')
+  })
+
+  test('bad input is a 400 naming the field; a job that cannot take the action is a 409; none is a 404', async (t) => {
+    const { client, request } = await setup(t)
+    const csrf = await csrfOf(request)
+    const headers = { 'x-ferry-csrf': csrf, 'content-type': 'application/json' }
+    const { id } = await client.enqueue('send', null)
+    const priority = await request(`/api/jobs/${id}/priority`, {
+      method: 'POST',
+      headers,
+      body: '{"priority":"high"}',
+    })
+    assert.equal(priority.status, 400)
+    assert.equal(((await priority.json()) as { error: { field: string } }).error.field, 'priority')
+    const badId = await request('/api/jobs/abc')
+    assert.equal(badId.status, 400)
+    const missing = await request('/api/jobs/999999')
+    assert.equal(missing.status, 404)
+    const notDead = await request(`/api/jobs/${id}/retry`, { method: 'POST', headers })
+    assert.equal(notDead.status, 409)
+    const unknown = await request(`/api/jobs/${id}/explode`, { method: 'POST', headers })
+    assert.equal(unknown.status, 400)
+    const state = await request('/api/jobs?state=finished')
+    assert.equal(state.status, 400)
+  })
+
+  test('pauses and resumes a queue, and saves its limits', async (t) => {
+    const { store, request } = await setup(t)
+    const headers = { 'x-ferry-csrf': await csrfOf(request), 'content-type': 'application/json' }
+    const paused = await request('/api/queues/mail/pause', {
+      method: 'POST',
+      headers,
+      body: '{"reason":"provider down"}',
+    })
+    assert.equal(paused.status, 200)
+    const [control] = (await store.control()).queues
+    assert.equal(control?.paused?.reason, 'provider down')
+    assert.equal(control?.paused?.by, 'dashboard')
+    await request('/api/queues/mail/resume', { method: 'POST', headers })
+    assert.equal((await store.control()).queues.find((q) => q.queue === 'mail')?.paused ?? null, null)
+    const limits = await request('/api/queues/mail/limits', {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ concurrency: '3', rateLimit: '10', ratePerMs: '1000' }),
+    })
+    assert.equal(limits.status, 200)
+    const saved = (await store.control()).queues.find((q) => q.queue === 'mail')
+    assert.deepEqual(saved?.limits, {
+      concurrency: 3,
+      rate: { limit: 10, perMs: 1000 },
+      groupConcurrency: null,
+      groupRate: null,
+    })
+    const half = await request('/api/queues/mail/limits', {
+      method: 'POST',
+      headers,
+      body: '{"rateLimit":"10"}',
+    })
+    assert.equal(half.status, 400)
+  })
+})
+
+describe('the dashboard with a token', () => {
+  test('sends a browser to sign in, and answers the API 401 without the token', async (t) => {
+    const { request } = await setup(t, { token: TOKEN })
+    const page = await request('/', { redirect: 'manual' })
+    assert.equal(page.status, 303)
+    assert.equal(page.headers.get('location'), '/login')
+    assert.equal((await request('/api/overview')).status, 401)
+    assert.equal((await request('/api/overview', { headers: { authorization: 'Bearer wrong' } })).status, 401)
+    assert.equal((await request('/healthz')).status, 200)
+    assert.equal((await request('/login')).status, 200)
+  })
+
+  test('a script with the bearer token reads and changes without a CSRF token', async (t) => {
+    const { store, client, request } = await setup(t, { token: TOKEN })
+    const id = await deadJob(store, client)
+    const headers = { authorization: `Bearer ${TOKEN}` }
+    assert.equal((await request('/api/overview', { headers })).status, 200)
+    const retried = await request(`/api/jobs/${id}/retry`, { method: 'POST', headers })
+    assert.equal(retried.status, 200)
+    assert.equal((await getExistingJob(store, id)).state, 'ready')
+  })
+
+  test('signing in sets a session cookie that opens the pages; its changes need its CSRF token; signing out ends it', async (t) => {
+    const { store, client, request } = await setup(t, { token: TOKEN })
+    const wrong = await request('/login', { method: 'POST', body: new URLSearchParams({ token: 'nope' }) })
+    assert.equal(wrong.status, 401)
+    const signIn = await request('/login', {
+      method: 'POST',
+      body: new URLSearchParams({ token: TOKEN }),
+      redirect: 'manual',
+    })
+    assert.equal(signIn.status, 303)
+    const setCookie = signIn.headers.get('set-cookie') ?? ''
+    assert.match(setCookie, /HttpOnly/)
+    assert.match(setCookie, /SameSite=Strict/)
+    const cookie = setCookie.split(';')[0]!
+    assert.equal((await request('/', { headers: { cookie } })).status, 200)
+    const id = await deadJob(store, client)
+    const noCsrf = await request(`/api/jobs/${id}/retry`, { method: 'POST', headers: { cookie } })
+    assert.equal(noCsrf.status, 403)
+    const csrf = await csrfOf(request, { cookie })
+    const retried = await request(`/api/jobs/${id}/retry`, {
+      method: 'POST',
+      headers: { cookie, 'x-ferry-csrf': csrf },
+    })
+    assert.equal(retried.status, 200)
+    assert.equal((await getExistingJob(store, id)).state, 'ready')
+    const signOut = await request('/logout', {
+      method: 'POST',
+      headers: { cookie },
+      body: new URLSearchParams({ _csrf: csrf }),
+      redirect: 'manual',
+    })
+    assert.equal(signOut.status, 303)
+    assert.equal((await request('/', { headers: { cookie }, redirect: 'manual' })).status, 303)
+  })
+
+  test('a sign-in posted cross-site is refused, and guessing is slowed after ten wrong tokens a minute', async (t) => {
+    const { request } = await setup(t, { token: TOKEN })
+    const crossSite = await request('/login', {
+      method: 'POST',
+      headers: { 'sec-fetch-site': 'cross-site' },
+      body: new URLSearchParams({ token: TOKEN }),
+    })
+    assert.equal(crossSite.status, 403)
+    for (let i = 0; i < 10; i++) {
+      const response = await request('/login', {
+        method: 'POST',
+        body: new URLSearchParams({ token: `guess-${i}` }),
+      })
+      assert.equal(response.status, 401)
+    }
+    const limited = await request('/login', { method: 'POST', body: new URLSearchParams({ token: TOKEN }) })
+    assert.equal(limited.status, 429)
+  })
+})
+
+describe('the dashboard read-only', () => {
+  test('shows the pages without action buttons and refuses every change with 403', async (t) => {
+    const { store, client, request } = await setup(t, { readOnly: true })
+    const id = await deadJob(store, client)
+    const page = await (await request(`/jobs/${id}`)).text()
+    assert.doesNotMatch(page, /action="\/api\/jobs\/\d+\/retry"/)
+    assert.match(page, /read-only/)
+    const csrf = await csrfOf(request)
+    for (const path of [`/api/jobs/${id}/retry`, '/api/queues/mail/pause', '/api/jobs/bulk']) {
+      const response = await request(path, { method: 'POST', headers: { 'x-ferry-csrf': csrf } })
+      assert.equal(response.status, 403, path)
+      assert.equal(((await response.json()) as { error: { code: string } }).error.code, 'read_only')
+    }
+    assert.equal((await getExistingJob(store, id)).state, 'dead')
+    assert.deepEqual((await store.control()).queues, [])
+  })
+})
+
+describe('the dashboard mounted under a path', () => {
+  test('answers under its base path and links within it', async (t) => {
+    const { client, request } = await setup(t, { basePath: '/ferry' })
+    await client.enqueue('send', null, { queue: 'mail' })
+    const page = await request('/ferry/')
+    assert.equal(page.status, 200)
+    const html = await page.text()
+    assert.match(html, /href="\/ferry\/jobs"/)
+    assert.match(html, /src="\/ferry\/assets\/dashboard\.js\?v=/)
+    assert.equal((await request('/ferry/assets/dashboard.css')).status, 200)
+    assert.equal((await request('/jobs')).status, 404)
+  })
+})
