@@ -46,14 +46,15 @@ export interface Dashboard {
   fetch(request: Request): Promise<Response>
 }
 
-/** The headers of every answer: no framing, no sniffing, no referrer, scripts and styles from here only. */
+/** The headers of every answer: no framing, no sniffing, no referrer to other sites, scripts and styles from here only. */
 const SECURITY_HEADERS = {
   'Content-Security-Policy':
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'X-Content-Type-Options': 'nosniff',
   'X-Frame-Options': 'DENY',
-  'Referrer-Policy': 'no-referrer',
+  // Not no-referrer: with it a browser sends its forms' Origin as "null", which is refused as cross-site.
+  'Referrer-Policy': 'same-origin',
   'Cross-Origin-Opener-Policy': 'same-origin',
   'Cross-Origin-Resource-Policy': 'same-origin',
 }

@@ -69,6 +69,7 @@ describe('the dashboard without a token (loopback)', () => {
       assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/, path)
       assert.equal(response.headers.get('x-content-type-options'), 'nosniff', path)
       assert.equal(response.headers.get('x-frame-options'), 'DENY', path)
+      assert.equal(response.headers.get('referrer-policy'), 'same-origin', path)
     }
   })
 

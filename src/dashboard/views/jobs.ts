@@ -133,26 +133,30 @@ export function jobView(page: PageContext, job: Job): Html {
   const unstarted = job.state === 'scheduled' || job.state === 'ready'
   const finished = job.state === 'completed' || job.state === 'dead'
   return html`<h1>Job ${job.id} ${stateBadge(job.state)}</h1>
-    ${finished ? '' : html`<span data-refresh-next="1000"></span>`}
-    <div class="actions panel">
-      ${job.state === 'dead' ? actionButton(page, `${path}/retry`, 'Retry') : ''}
-      ${unstarted ? actionButton(page, `${path}/run-now`, 'Run now') : ''}
-      ${finished ? '' : actionButton(page, `${path}/cancel`, 'Cancel', { danger: true, confirm: `Cancel job ${job.id}?` })}
-      ${
-        unstarted && !page.readOnly
-          ? html`<form class="inline actions" method="post" action="${page.base}${path}/priority">
-              ${csrfField(page)}<input type="hidden" name="_return" value="${page.here}" /><label
-                >Priority<input
-                  name="priority"
-                  type="number"
-                  step="1"
-                  size="6"
-                  value="${job.priority}" /></label
-              ><button type="submit">Change</button>
-            </form>`
-          : ''
-      }
-    </div>
+    <span data-refresh-next="${finished ? 0 : 1000}"></span>
+    ${
+      page.readOnly || job.state === 'completed'
+        ? ''
+        : html`<div class="actions panel">
+            ${job.state === 'dead' ? actionButton(page, `${path}/retry`, 'Retry') : ''}
+            ${unstarted ? actionButton(page, `${path}/run-now`, 'Run now') : ''}
+            ${finished ? '' : actionButton(page, `${path}/cancel`, 'Cancel', { danger: true, confirm: `Cancel job ${job.id}?` })}
+            ${
+              unstarted && !page.readOnly
+                ? html`<form class="inline actions" method="post" action="${page.base}${path}/priority">
+                    ${csrfField(page)}<input type="hidden" name="_return" value="${page.here}" /><label
+                      >Priority<input
+                        name="priority"
+                        type="number"
+                        step="1"
+                        size="6"
+                        value="${job.priority}" /></label
+                    ><button type="submit">Change</button>
+                  </form>`
+                : ''
+            }
+          </div>`
+    }
     <div class="panel">
       <dl class="fields">
         <dt>Queue</dt>

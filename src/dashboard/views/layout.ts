@@ -53,7 +53,6 @@ export function layout(page: PageContext, options: PageOptions, content: Html, f
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
 <title>${options.title} · Ferry</title>
 <link rel="stylesheet" href="${asset(page, 'dashboard.css')}">
 <script src="${asset(page, 'dashboard.js')}" defer></script>
