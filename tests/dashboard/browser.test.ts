@@ -89,8 +89,13 @@ for (const under of STORES) {
       })
       await worker.start()
       t.after(() => worker.stop({ graceful: false }))
-      for (let i = 0; i < 3; i++) await client.enqueue('send', { to: `user-${i}@example.com` }, { queue: 'mail' })
-      const { id: report } = await client.enqueue('report', { template: 'q3' }, { queue: 'reports', maxAttempts: 1 })
+      for (let i = 0; i < 3; i++)
+        await client.enqueue('send', { to: `user-${i}@example.com` }, { queue: 'mail' })
+      const { id: report } = await client.enqueue(
+        'report',
+        { template: 'q3' },
+        { queue: 'reports', maxAttempts: 1 },
+      )
       await jobReaches(store, report, 'dead')
 
       const served = await serveDashboard({ store, port: 0, token: TOKEN })
