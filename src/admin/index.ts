@@ -48,3 +48,11 @@ export {
   runScheduleNow,
   type ScheduleReport,
 } from './schedules.js'
+export {
+  listWorkers,
+  getThroughput,
+  type WorkersReport,
+  type GetThroughputParams,
+  type ThroughputMinute,
+  type ThroughputReport,
+} from './workers.js'

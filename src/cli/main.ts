@@ -19,6 +19,7 @@ import { registerSchedules } from './commands/schedules.js'
 import { registerStats } from './commands/stats.js'
 import { registerStopWorkers } from './commands/stop-workers.js'
 import { registerWork } from './commands/work.js'
+import { registerWorkers } from './commands/workers.js'
 import { exitWhenStdoutReaderLeaves, ferryStderr } from './fd-writer.js'
 import { painter } from './format.js'
 
@@ -50,6 +51,7 @@ registerMigrate(program)
 registerEnqueue(program)
 registerEvents(program)
 registerStats(program)
+registerWorkers(program)
 registerJobs(program)
 registerRetry(program)
 registerCancel(program)

@@ -26,6 +26,25 @@ export type {
 import type { Settlement } from '../core/outcome.js'
 import type { JobReport } from '../core/progress.js'
 import type { ControlParams, ControlRecord, PruneParams, PruneResult } from './store-control.js'
+import type {
+  HeartbeatParams,
+  RemoveWorkerParams,
+  ThroughputCount,
+  ThroughputParams,
+  WorkerRecord,
+  WorkersParams,
+} from './store-workers.js'
+// The worker registry's and throughput's types too (store-workers.ts).
+export type {
+  HeartbeatParams,
+  RemoveWorkerParams,
+  ThroughputCount,
+  ThroughputParams,
+  WorkerInfo,
+  WorkerJob,
+  WorkerRecord,
+  WorkersParams,
+} from './store-workers.js'
 // The control calls' types too (store-control.ts).
 export type {
   ControlParams,
@@ -403,7 +422,7 @@ export interface PurgeParams {
 }
 
 /**
- * The 19 methods every backend implements. What a store can do beyond the common ground is said
+ * The 23 methods every backend implements. What a store can do beyond the common ground is said
  * by `capabilities` alone, and asked for by a param (`tx`, `claim`, `delivered`): a store without
  * the capability refuses that param with a ValidationError, so a wrapper (wrapStore) never needs
  * to know which store it wraps.
@@ -490,6 +509,24 @@ export interface Store {
   /** Reads the workers' control record, after changing it as asked (`requestStop`, `pause`,
    * `resume`, `limit`, `retention`: at most one queue change a call). */
   control(params?: ControlParams): Promise<ControlRecord>
+
+  // worker registry and throughput: one small write per worker per heartbeat, never per job
+  /**
+   * Writes the worker's record (it expires ttlMs after this heartbeat unless a next one renews
+   * it) and adds `counts` into the per-minute counters (several workers' counts of one minute and
+   * queue add up), in one atomic step. Counts older than THROUGHPUT_KEEP_MS (a day) are dropped,
+   * and a bounded share of expired records and old counts is deleted on the way.
+   */
+  heartbeat(params: HeartbeatParams): Promise<void>
+  /** Deletes a worker's record (a stopping worker's last call); an unknown id is no error. */
+  removeWorker(params: RemoveWorkerParams): Promise<void>
+  /** The workers whose record has not expired, by host, then pid. */
+  workers(params?: WorkersParams): Promise<WorkerRecord[]>
+  /**
+   * The counts of the minutes in [since, until), oldest first, then by queue: one per minute and
+   * queue that had any, of `queue` only if given. Only the last day is kept.
+   */
+  throughput(params: ThroughputParams): Promise<ThroughputCount[]>
 }
 
 /** The names of the Store's methods, in the order above: what wrapStore runs through its hook. */
@@ -513,6 +550,10 @@ export const STORE_METHODS = [
   'schedules',
   'fireSchedule',
   'control',
+  'heartbeat',
+  'removeWorker',
+  'workers',
+  'throughput',
 ] as const satisfies readonly (keyof Store)[]
 
 export type StoreMethod = (typeof STORE_METHODS)[number]

@@ -2,7 +2,8 @@ import type { EventEmitter } from 'node:events'
 import type { BackoffOptions } from '../core/backoff.js'
 import type { ClaimedJob, JobError } from '../core/job.js'
 import { giveBack, type Settlement } from '../core/outcome.js'
-import type { SettleResult, Store } from '../store/store.js'
+import type { SettleResult, Store, WorkerJob } from '../store/store.js'
+import type { ThroughputTally } from './throughput-tally.js'
 import type { Completer, LockedRows } from './completer.js'
 import {
   AttemptAbort,
@@ -50,6 +51,8 @@ export interface JobSlotsOptions {
   /** A slot or a lease was freed and no held job took it: the claim loop may have room. */
   onRoom: () => void
   onStoreError: (error: unknown) => void
+  /** Counts the outcomes the store took, per minute and queue, for the worker's heartbeat. */
+  tally: ThroughputTally
 }
 
 /** A job whose handler runs, from its claim until its outcome is decided. */
@@ -130,6 +133,22 @@ export class JobSlots {
       onLocked: (id) => options.locks.found(id, 'lease renewal'),
       onError: options.onStoreError,
     })
+  }
+
+  /** Up to `limit` of the jobs running now, each with when it started (epoch ms): the worker's record lists them. */
+  runningJobs(limit: number): WorkerJob[] {
+    const jobs: WorkerJob[] = []
+    const epochOffset = Date.now() - monotonicMs()
+    for (const { job, startedAt } of this.running.values()) {
+      if (jobs.length === limit) break
+      jobs.push({
+        id: job.id,
+        queue: job.queue,
+        name: job.name,
+        startedAt: Math.round(startedAt + epochOffset),
+      })
+    }
+    return jobs
   }
 
   /** Jobs running now. */
@@ -423,14 +442,17 @@ export class JobSlots {
     switch (settlement.kind) {
       case 'completed':
         this.counts.completed++
+        this.options.tally.add(job.queue, 'completed')
         emit('job:completed', job, settlement.result)
         break
       case 'retry':
         this.counts.failed++
+        this.options.tally.add(job.queue, 'failed')
         emit('job:failed', job, settlement.error, settlement.runAt)
         break
       case 'dead':
         this.counts.dead++
+        this.options.tally.add(job.queue, 'failed')
         emit('job:dead', job, settlement.error)
         break
       case 'snoozed':

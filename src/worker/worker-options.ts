@@ -15,6 +15,11 @@ import {
 import type { HandlerSource } from './handler-module.js'
 import type { PrefetchSetting } from './prefetch.js'
 import type { TracingOption } from '../tracing/tracing-option.js'
+import { THROUGHPUT_KEEP_MS } from '../store/kernel/workers.js'
+import { TTL_HEARTBEATS } from './worker-heartbeat.js'
+
+/** The longest heartbeat interval: its record's ttl (three of them) is at most a day. */
+const HEARTBEAT_MAX_MS = THROUGHPUT_KEEP_MS / TTL_HEARTBEATS
 
 export interface WorkerOptions {
   store: Store
@@ -49,6 +54,13 @@ export interface WorkerOptions {
    * so a short lease also means a dead worker's jobs (and jobs handed to a waiter that froze) come
    * back soon. */
   recoverIntervalMs?: number
+  /**
+   * How often the worker writes its record to the store's registry of workers (host, pid, queues,
+   * running jobs: `ferry workers`, listWorkers) with the jobs it settled per minute (getThroughput).
+   * One small write per interval, none per job; the record lasts three intervals, so a worker that
+   * was killed leaves the list within three. Default 5,000 ms.
+   */
+  heartbeatMs?: number
   /** Defaults to host:pid:random. */
   workerId?: string
   /**
@@ -104,6 +116,7 @@ const WORKER_OPTION_KEYS = optionKeys<WorkerOptions>({
   memoryLimitBytes: true,
   recoverIntervalMs: true,
   workerId: true,
+  heartbeatMs: true,
   strategy: true,
   pool: true,
   executor: true,
@@ -144,6 +157,10 @@ export function workerSettings(options: WorkerOptions): WorkerSettings {
   }
   if (options.retentionIntervalMs !== undefined) {
     assertInteger(options.retentionIntervalMs, 'retentionIntervalMs', { min: 1, max: MAX_TIMEOUT_MS })
+  }
+  if (options.heartbeatMs !== undefined) {
+    // Its record lasts three of them, and a record may last a day at most (Store.heartbeat's ttlMs).
+    assertInteger(options.heartbeatMs, 'heartbeatMs', { min: 1, max: HEARTBEAT_MAX_MS })
   }
   if (options.memoryLimitBytes !== undefined) {
     assertInteger(options.memoryLimitBytes, 'memoryLimitBytes', { min: 1 })

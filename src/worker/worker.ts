@@ -14,6 +14,9 @@ import { Prefetch, type PrefetchSetting } from './prefetch.js'
 import { Scheduler } from '../scheduler/scheduler.js'
 import { Recoverer } from './recoverer.js'
 import { RetentionSweeper, type RetentionSweep } from './retention-sweeper.js'
+import { ThroughputTally } from './throughput-tally.js'
+import { WorkerHeartbeat } from './worker-heartbeat.js'
+import { WORKER_JOBS_MAX } from '../store/kernel/workers.js'
 import type { StopReason, WorkerCounts, WorkerEvents } from './worker-events.js'
 import { workerExecutor, workerSettings, type WorkerOptions } from './worker-options.js'
 import { AttemptSpans } from '../tracing/attempt-spans.js'
@@ -68,6 +71,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly scheduler: Scheduler | null
   /** Deletes finished jobs past their retention: started unless `retention: false`. */
   private readonly retention: RetentionSweeper
+  /** Writes this worker's record and its throughput to the store every heartbeatMs. */
+  private readonly heartbeat: WorkerHeartbeat
   /** How many jobs to hold ahead of the free slots, now. */
   private readonly prefetcher: Prefetch
   /** Ends the loop's current wait (for capacity or a pause) when it must look again. */
@@ -77,6 +82,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private workWait: AbortController | null = null
   private loop: Promise<void> | null = null
   private starting = false
+  /** When start() was called (epoch ms), for the worker's record. */
+  private startedAt = 0
   private stopReason: StopReason | null = null
   private hardStop = false
   /** The store's last stop request when this worker started: a later one is meant for it. Compared
@@ -110,6 +117,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       locks: this.lockedRows,
       onStoreError: (error) => this.storeError(error),
     })
+    const tally = new ThroughputTally()
     const tracing = openTracing(options.tracing, 'tracing')
     this.slots = new JobSlots({
       store,
@@ -131,6 +139,25 @@ export class Worker extends EventEmitter<WorkerEvents> {
         if (this.waitingForCapacity) this.interruptWait()
       },
       onStoreError: (error) => this.storeError(error),
+      tally,
+    })
+    const host = hostname()
+    this.heartbeat = new WorkerHeartbeat({
+      store,
+      intervalMs: options.heartbeatMs ?? 5000,
+      info: () => ({
+        workerId: this.workerId,
+        host,
+        pid: process.pid,
+        queues: [...queues],
+        concurrency,
+        strategy: this.executor.strategy,
+        startedAt: this.startedAt,
+        jobs: this.slots.runningJobs(WORKER_JOBS_MAX),
+        activeCount: this.slots.runningCount,
+      }),
+      tally,
+      onError: (error) => this.storeError(error),
     })
     this.recoverer = new Recoverer({
       store,
@@ -194,6 +221,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   async start(): Promise<void> {
     if (this.starting) throw new ValidationError('invalid_option', 'start', 'the worker is already started')
     this.starting = true
+    this.startedAt = Date.now()
     await this.executor.start()
     this.names = [...this.executor.jobNames]
     if (this.names.length === 0) {
@@ -213,8 +241,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
       await this.executor.close()
       throw error
     }
+    // Listed from the start: before the first claim, not a heartbeat later.
+    await this.heartbeat.start()
     if (this.stopReason !== null) {
       // stop() came while starting: it already resolved `stopped`; run nothing.
+      await this.heartbeat.stopAndRemove({ storeLost: this.lostStoreError !== null })
       await this.executor.close()
       return
     }
@@ -515,6 +546,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
     await this.completer.finish(this.leaseMs)
     await this.slots.close()
+    // Every outcome is counted by now: the last heartbeat sends them all.
+    await this.heartbeat.stopAndRemove({ storeLost: this.lostStoreError !== null })
     await this.recoverer.stop()
     await this.retention.stop()
     await this.scheduler?.stop()

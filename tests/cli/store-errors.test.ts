@@ -17,10 +17,11 @@ import { tempDatabase } from '../support/sqlite-harness.js'
 
 const HANDLERS = join(REPO_ROOT, 'tests', 'support', 'handlers', 'plain.mjs')
 
-test('stats, jobs, retry, cancel, purge and stop-workers refuse a SQLite path that does not exist, creating nothing', async (t) => {
+test('stats, workers, jobs, retry, cancel, purge and stop-workers refuse a SQLite path that does not exist, creating nothing', async (t) => {
   const db = tempDatabase(t)
   const commands = [
     ['stats'],
+    ['workers'],
     ['jobs'],
     ['jobs', 'show', '1'],
     ['retry', '1'],

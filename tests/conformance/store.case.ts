@@ -31,6 +31,7 @@ import { schedulesCases } from './store/schedules.js'
 import { settleCases } from './store/settle.js'
 import { uniqueModesCases } from './store/unique-modes.js'
 import { waitCases } from './store/wait.js'
+import { workersCases } from './store/workers.js'
 
 export interface SkipEntry {
   /** Test names, exactly as the suite spells them. */
@@ -62,6 +63,7 @@ const AREAS: readonly ((cases: ConformanceCases) => void)[] = [
   adminCases,
   changeJobsCases,
   eventsCases,
+  workersCases,
   lifecycleCases,
 ]
 

@@ -214,6 +214,28 @@ await whenAvailable(redisUnreachableReason(), () => {
             'fireSchedule',
             (s) => s.fireSchedule({ id: 'nightly', version: 1, lastSlot: 0, toSlot: 0, jobs: [] }),
           ],
+          [
+            'heartbeat',
+            (s) =>
+              s.heartbeat({
+                worker: {
+                  workerId: 'w',
+                  host: 'h',
+                  pid: 1,
+                  queues: ['default'],
+                  concurrency: 1,
+                  strategy: 'inline',
+                  startedAt: 0,
+                  jobs: [],
+                  activeCount: 0,
+                },
+                counts: [],
+                ttlMs: 15_000,
+              }),
+          ],
+          ['removeWorker', (s) => s.removeWorker({ workerId: 'w' })],
+          ['workers', (s) => s.workers()],
+          ['throughput', (s) => s.throughput({ since: 0, until: 60_000 })],
           ['waitForWork', (s) => waitReason(s, { queues: ['default'], timeoutMs: 5000 })],
           ['migrate', (s) => s.migrate()],
         ]

@@ -64,6 +64,29 @@ test('every Store method passes through the hook, with its params and result unc
       () => store.fireSchedule({ id: 'hourly', version: 1, lastSlot: 0, toSlot: 0, jobs: [], now }),
     ],
     ['control', () => store.control({ requestStop: true, now })],
+    [
+      'heartbeat',
+      () =>
+        store.heartbeat({
+          worker: {
+            workerId: 'worker-1',
+            host: 'host-a',
+            pid: 1,
+            queues: ['default'],
+            concurrency: 1,
+            strategy: 'inline',
+            startedAt: now,
+            jobs: [],
+            activeCount: 0,
+          },
+          counts: [{ minute: now - (now % 60_000), queue: 'default', completed: 1, failed: 0 }],
+          ttlMs: 15_000,
+          now,
+        }),
+    ],
+    ['workers', () => store.workers({ now })],
+    ['throughput', () => store.throughput({ since: now - 60_000, now })],
+    ['removeWorker', () => store.removeWorker({ workerId: 'worker-1' })],
     ['close', () => store.close()],
   ]
   assert.deepEqual(

@@ -83,7 +83,8 @@ export function postgresHarnesses(): PostgresHarnesses {
     if (migrated) {
       await adminQuery(
         `DELETE FROM "${schema}".jobs; DELETE FROM "${schema}".control; DELETE FROM "${schema}".queues; ` +
-          `DELETE FROM "${schema}".starts; DELETE FROM "${schema}".group_turns; DELETE FROM "${schema}".schedules`,
+          `DELETE FROM "${schema}".starts; DELETE FROM "${schema}".group_turns; DELETE FROM "${schema}".schedules; ` +
+          `DELETE FROM "${schema}".workers; DELETE FROM "${schema}".throughput`,
       )
     }
     migrated = true

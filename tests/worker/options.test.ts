@@ -100,3 +100,14 @@ test('a worker refuses pool options its strategy cannot use, and an executor giv
     invalid('strategy', /not both/),
   )
 })
+
+test('a worker refuses a heartbeat interval that is not a positive integer, or whose record would outlive a day', async (t) => {
+  const { store } = await tempStore(t)
+  for (const heartbeatMs of [0, 1.5, -1, 8 * 3_600_000 + 1, '5000']) {
+    assert.throws(
+      () => new Worker({ store, handlers: SCRIPTED, heartbeatMs } as WorkerOptions),
+      (error: unknown) => error instanceof ValidationError && error.field === 'heartbeatMs',
+      `heartbeatMs ${String(heartbeatMs)}`,
+    )
+  }
+})

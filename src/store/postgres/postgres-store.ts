@@ -15,6 +15,7 @@ import {
   type EnqueueResult,
   type FireScheduleParams,
   type FireScheduleResult,
+  type HeartbeatParams,
   type JobPage,
   type ListJobsParams,
   type MigrateResult,
@@ -24,6 +25,7 @@ import {
   type QueueStats,
   type RecoverParams,
   type RecoverResult,
+  type RemoveWorkerParams,
   type RenewParams,
   type RetryParams,
   type SchedulesParams,
@@ -34,8 +36,12 @@ import {
   type StatsParams,
   type Store,
   type StoreCapabilities,
+  type ThroughputCount,
+  type ThroughputParams,
   type WaitParams,
   type WaitResult,
+  type WorkerRecord,
+  type WorkersParams,
 } from '../store.js'
 import {
   checkClaimParams,
@@ -70,6 +76,13 @@ import { pruneJobs } from './postgres-prune.js'
 import { PostgresSchema, quoteIdent } from './postgres-migrations.js'
 import { PostgresPool, type SqlName } from './postgres-pool.js'
 import { changeSchedules, fireSchedule, readSchedules } from './postgres-schedules.js'
+import {
+  checkHeartbeatParams,
+  checkRemoveWorkerParams,
+  checkThroughputParams,
+  checkWorkersParams,
+} from '../kernel/workers.js'
+import { heartbeat, readThroughput, readWorkers } from './postgres-workers.js'
 import { PostgresWaiting } from './postgres-waiting.js'
 import { PostgresEvents } from './postgres-events.js'
 import { EVENT_CHANNEL, type EventSource } from '../events/job-event.js'
@@ -504,6 +517,32 @@ export class PostgresStore implements Store, EventSource {
     if (queue !== null && changeFreesWork(params)) this.waiting.enqueued([queue])
     this.waiting.controlRead(record, { wake: params.requestStop === true })
     return record
+  }
+
+  // ── worker registry and throughput ─────────────────────────────────────────────────────────
+
+  async heartbeat(params: HeartbeatParams): Promise<void> {
+    this.assertOpen('heartbeat')
+    const counts = checkHeartbeatParams(params)
+    await heartbeat(this.db, this.texts, params, counts)
+  }
+
+  async removeWorker(params: RemoveWorkerParams): Promise<void> {
+    this.assertOpen('removeWorker')
+    checkRemoveWorkerParams(params)
+    await this.db.query(this.texts['workers-delete'], [params.workerId])
+  }
+
+  async workers(params: WorkersParams = {}): Promise<WorkerRecord[]> {
+    this.assertOpen('workers')
+    checkWorkersParams(params)
+    return readWorkers(this.db, this.texts, params.now)
+  }
+
+  async throughput(params: ThroughputParams): Promise<ThroughputCount[]> {
+    this.assertOpen('throughput')
+    checkThroughputParams(params)
+    return readThroughput(this.db, this.texts, params)
   }
 
   // ── internals ──────────────────────────────────────────────────────────────────────────────

@@ -82,6 +82,13 @@ export interface RedisKeys {
    */
   readonly events: string
   readonly eventSubscribers: string
+  /** The running workers' records (hash worker id -> JSON) and their expiries (zset expiresAt -> id). */
+  readonly workers: string
+  readonly workerExpiries: string
+  /** The minutes that have counts (zset minute -> minute), each with its hash, throughput(minute). */
+  readonly throughputMinutes: string
+  /** One minute's counts (hash 'c <queue>' / 'f <queue>' -> count), by the minute's epoch ms. */
+  throughput(minute: number): string
   /** Every key of the namespace, for SCAN MATCH (tests clean up with it). */
   readonly pattern: string
 }
@@ -119,6 +126,9 @@ export function redisKeys(namespace: string = DEFAULT_NAMESPACE): RedisKeys {
       key('schedules'),
       key('schedules-version'),
       key('kept'),
+      key('workers'),
+      key('worker-expiries'),
+      key('throughput-minutes'),
     ],
     scriptPrefixes: [
       jobPrefix,
@@ -135,6 +145,7 @@ export function redisKeys(namespace: string = DEFAULT_NAMESPACE): RedisKeys {
       key('start-groups:'),
       key('schedule:'),
       key('kept:'),
+      key('throughput:'),
       key('wake'),
     ],
     channel: key('wake'),
@@ -164,6 +175,10 @@ export function redisKeys(namespace: string = DEFAULT_NAMESPACE): RedisKeys {
     keptOf: (queue, state) => key(`kept:${queue} ${state}`),
     events: key('events'),
     eventSubscribers: key('event-subscribers'),
+    workers: key('workers'),
+    workerExpiries: key('worker-expiries'),
+    throughputMinutes: key('throughput-minutes'),
+    throughput: (minute) => key(`throughput:${minute}`),
     pattern: `ferry:{${namespace}}:*`,
   }
 }

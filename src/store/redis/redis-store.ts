@@ -35,6 +35,7 @@ import type {
   EnqueueResult,
   FireScheduleParams,
   FireScheduleResult,
+  HeartbeatParams,
   JobPage,
   ListJobsParams,
   MigrateResult,
@@ -44,6 +45,7 @@ import type {
   QueueStats,
   RecoverParams,
   RecoverResult,
+  RemoveWorkerParams,
   RenewParams,
   RetryParams,
   SchedulesParams,
@@ -54,9 +56,20 @@ import type {
   StatsParams,
   Store,
   StoreCapabilities,
+  ThroughputCount,
+  ThroughputParams,
   WaitParams,
   WaitResult,
+  WorkerRecord,
+  WorkersParams,
 } from '../store.js'
+import {
+  checkHeartbeatParams,
+  checkRemoveWorkerParams,
+  checkThroughputParams,
+  checkWorkersParams,
+} from '../kernel/workers.js'
+import { heartbeatArgs, throughputArgs, toThroughputCounts, toWorkerRecords } from './redis-workers.js'
 import {
   checkClaimParams,
   checkCancelParams,
@@ -523,6 +536,36 @@ export class RedisStore implements Store, EventSource {
     const record = toControlRecord(reply)
     this.waiting.controlRead(reply[0], record.schedulesVersion, { stop: params.requestStop !== true })
     return record
+  }
+
+  // ── worker registry and throughput ─────────────────────────────────────────────────────────
+
+  /** lua/heartbeat.lua: the record, the counts and a share of the cleaning in one script. */
+  async heartbeat(params: HeartbeatParams): Promise<void> {
+    this.assertOpen('heartbeat')
+    const counts = checkHeartbeatParams(params)
+    await this.scripts.run('heartbeat', params.now, heartbeatArgs(params, counts))
+  }
+
+  async removeWorker(params: RemoveWorkerParams): Promise<void> {
+    this.assertOpen('removeWorker')
+    checkRemoveWorkerParams(params)
+    await this.scripts.run('remove-worker', undefined, [params.workerId])
+  }
+
+  async workers(params: WorkersParams = {}): Promise<WorkerRecord[]> {
+    this.assertOpen('workers')
+    checkWorkersParams(params)
+    return toWorkerRecords((await this.scripts.run('workers', params.now, [])) as string[])
+  }
+
+  async throughput(params: ThroughputParams): Promise<ThroughputCount[]> {
+    this.assertOpen('throughput')
+    checkThroughputParams(params)
+    const reply = (await this.scripts.run('throughput', params.now, throughputArgs(params))) as (
+      string | string[]
+    )[]
+    return toThroughputCounts(reply, params.queue)
   }
 
   /** The jobs of these ids that exist, in the order asked: one HMGET each, pipelined. */

@@ -14,6 +14,7 @@ import type {
   EnqueueResult,
   FireScheduleParams,
   FireScheduleResult,
+  HeartbeatParams,
   JobPage,
   ListJobsParams,
   MigrateResult,
@@ -21,6 +22,7 @@ import type {
   PruneResult,
   PurgeParams,
   QueueStats,
+  RemoveWorkerParams,
   RecoverParams,
   RecoverResult,
   RenewParams,
@@ -33,8 +35,12 @@ import type {
   StatsParams,
   Store,
   StoreCapabilities,
+  ThroughputCount,
+  ThroughputParams,
   WaitParams,
   WaitResult,
+  WorkerRecord,
+  WorkersParams,
 } from '../store.js'
 import {
   checkClaimParams,
@@ -74,6 +80,13 @@ import {
   type ScheduleRow,
 } from '../kernel/schedules.js'
 import { changeScheduleRows, fireScheduleRows } from './schedule-rows.js'
+import {
+  checkHeartbeatParams,
+  checkRemoveWorkerParams,
+  checkThroughputParams,
+  checkWorkersParams,
+} from '../kernel/workers.js'
+import { heartbeatRows, throughputRows, workerRecords } from './worker-rows.js'
 import { pruneRows, purgeRows } from './finished-rows.js'
 import { changeJobRows } from './change-job-rows.js'
 import { enqueueRows, type EnqueuedRows } from './enqueue-rows.js'
@@ -481,6 +494,36 @@ export class SqliteStore implements Store, EventSource {
       queues: toQueueControls(rows),
       schedulesVersion,
     }
+  }
+
+  // ── worker registry and throughput ─────────────────────────────────────────────────────────
+
+  async heartbeat(params: HeartbeatParams): Promise<void> {
+    this.assertOpen('heartbeat')
+    const counts = checkHeartbeatParams(params)
+    this.connection.write((lockedAt) =>
+      heartbeatRows(this.connection, params, counts, params.now ?? lockedAt),
+    )
+  }
+
+  async removeWorker(params: RemoveWorkerParams): Promise<void> {
+    this.assertOpen('removeWorker')
+    checkRemoveWorkerParams(params)
+    this.connection.write(() =>
+      this.connection.statement('workers-delete').run({ worker_id: params.workerId }),
+    )
+  }
+
+  async workers(params: WorkersParams = {}): Promise<WorkerRecord[]> {
+    this.assertOpen('workers')
+    checkWorkersParams(params)
+    return this.connection.read(() => workerRecords(this.connection, params.now ?? Date.now()))
+  }
+
+  async throughput(params: ThroughputParams): Promise<ThroughputCount[]> {
+    this.assertOpen('throughput')
+    checkThroughputParams(params)
+    return this.connection.read(() => throughputRows(this.connection, params, params.now ?? Date.now()))
   }
 
   // ── internals ──────────────────────────────────────────────────────────────────────────────

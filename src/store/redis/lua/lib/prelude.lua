@@ -44,6 +44,9 @@
 --   before the first, which reads as 0).
 --   kept (zset of the finished jobs with their own keepForMs ('k'), scored by when that runs out:
 --   finishedAt + keepForMs; prune.lua deletes from its start).
+--   workers (hash worker id -> its record as JSON: heartbeat.lua) and worker expiries (zset
+--   expiresAt -> worker id): the registry of running workers, read by workers.lua; throughput
+--   minutes (zset minute -> minute): the minutes that have a throughput hash (below).
 -- The prefixes (P_ names), completed by an id or a queue name: job (hash), ready (zset), scheduled
 --   (zset runAt -> id), completed (zset finishedAt -> id), dead (zset finishedAt -> id), queue
 --   control (hash of a queue with a setting: paused_at, paused_by, pause_reason, concurrency,
@@ -58,7 +61,9 @@
 --   below); starts and start-groups (rate limits' logs of starts: window_room below); schedule
 --   (hash of one schedule, by its id: the columns of kernel/schedules.ts's ScheduleRow, each absent
 --   when null; schedules.lua, fire-schedule.lua); kept (zset finishedAt -> id, by queue then ' '
---   and a state: the finished jobs of the queue with their own keepForMs, kept_key below); and the
+--   and a state: the finished jobs of the queue with their own keepForMs, kept_key below); throughput
+--   (hash of one minute, by its epoch ms: 'c <queue>' and 'f <queue>' -> the jobs completed and the
+--   attempts failed, expiring a day after the minute: heartbeat.lua); and the
 --   wake channel (a shard channel: SPUBLISH,
 --   so on Redis Cluster it stays on the namespace's node).
 -- ARGV 2: now (epoch ms), or '' to use the server's clock (TIME), one clock for every host.
@@ -106,8 +111,9 @@
 local KEYS, ARGV, ROOT, NOW, INSTANCE, EVICTION_ALLOWED
 local K_ID, K_JOBS, K_ACTIVE, K_QUEUES, K_UNIQUE, K_STOP, K_SCHEMA, K_HAS_READY, K_HAS_SCHEDULED, K_WAITERS, K_INSTANCE
 local K_QUEUE_CONTROLS, K_DEADLINES, K_HAS_GROUPS, K_GROUP_CURSORS, K_SCHEDULES, K_SCHEDULES_VERSION, K_KEPT
+local K_WORKERS, K_WORKER_EXPIRIES, K_THROUGHPUT_MINUTES
 local P_JOB, P_READY, P_SCHEDULED, P_COMPLETED, P_DEAD, P_QUEUE_CONTROL, P_LEASES, P_EXPIRED, P_GROUP_READY, P_GROUPS
-local P_STARTS, P_START_GROUPS, P_SCHEDULE, P_KEPT, CHANNEL
+local P_STARTS, P_START_GROUPS, P_SCHEDULE, P_KEPT, P_THROUGHPUT, CHANNEL
 -- Wake-ups to publish, and the queues flagged, by this call (publish_wakes, flag_ready below).
 local ready_queues, due_at, flagged_ready, flagged_scheduled, flagged_deadlines, flagged_groups
 local FIRST = 5
@@ -124,11 +130,14 @@ local function begin(keys, argv)
       ROOT .. 'unique', ROOT .. 'stop', ROOT .. 'schema', ROOT .. 'has-ready', ROOT .. 'has-scheduled',
       ROOT .. 'waiters', ROOT .. 'instance', ROOT .. 'queue-controls', ROOT .. 'deadlines', ROOT .. 'has-groups',
       ROOT .. 'group-cursors', ROOT .. 'schedules', ROOT .. 'schedules-version', ROOT .. 'kept'
+    K_WORKERS, K_WORKER_EXPIRIES, K_THROUGHPUT_MINUTES = ROOT .. 'workers', ROOT .. 'worker-expiries',
+      ROOT .. 'throughput-minutes'
     P_JOB, P_READY, P_SCHEDULED, P_COMPLETED, P_DEAD, P_QUEUE_CONTROL, P_LEASES, P_EXPIRED, P_GROUP_READY,
-      P_GROUPS, P_STARTS, P_START_GROUPS, P_SCHEDULE, P_KEPT, CHANNEL =
+      P_GROUPS, P_STARTS, P_START_GROUPS, P_SCHEDULE, P_KEPT, P_THROUGHPUT, CHANNEL =
       ROOT .. 'job:', ROOT .. 'ready:', ROOT .. 'scheduled:', ROOT .. 'completed:', ROOT .. 'dead:',
       ROOT .. 'queue-control:', ROOT .. 'leases:', ROOT .. 'expired:', ROOT .. 'group-ready:', ROOT .. 'groups:',
-      ROOT .. 'starts:', ROOT .. 'start-groups:', ROOT .. 'schedule:', ROOT .. 'kept:', ROOT .. 'wake'
+      ROOT .. 'starts:', ROOT .. 'start-groups:', ROOT .. 'schedule:', ROOT .. 'kept:', ROOT .. 'throughput:',
+      ROOT .. 'wake'
   end
   NOW = tonumber(argv[2])
   if NOW == nil then
