@@ -10,6 +10,7 @@ import { getJob, getStats, listJobs } from '../admin/inspect.js'
 import { cancelJobs, changeJob, retryJobs } from '../admin/manage.js'
 import { limitQueue, pauseQueue, resumeQueue } from '../admin/queue-control.js'
 import { listSchedules, pauseSchedule, resumeSchedule, runScheduleNow } from '../admin/schedules.js'
+import { getThroughput, listWorkers } from '../admin/workers.js'
 import {
   FerryError,
   JobNotChangeableError,
@@ -26,6 +27,7 @@ import { errorView, queueView, schedulesView, signInView } from './views/control
 import { jobsView, jobView, type JobFilters } from './views/jobs.js'
 import { layout, type Html, type PageContext, type PageOptions } from './views/layout.js'
 import { overviewView } from './views/overview.js'
+import { workersView } from './views/workers.js'
 
 export interface DashboardOptions {
   store: Store
@@ -61,11 +63,20 @@ const SECURITY_HEADERS = {
 
 type Env = { Variables: { caller: Caller } }
 
+/** The overview's chart: the last three hours, a bar a minute. */
+const CHART_SPAN_MS = 3 * 60 * 60 * 1000
+
 export function createDashboard(options: DashboardOptions): Dashboard {
   const { store, readOnly = false, refreshMs = 2000 } = options
   const base = normalizeBasePath(options.basePath)
   const access = new Access(options.token ?? null)
   const stats = new SharedReading(() => getStats(store), Math.min(1000, refreshMs))
+  const workers = new SharedReading(() => listWorkers(store), Math.min(1000, refreshMs))
+  // The chart's counters move once per worker heartbeat (5 s): no need to read them more often.
+  const throughput = new SharedReading(
+    () => getThroughput(store, { since: Date.now() - CHART_SPAN_MS }),
+    Math.max(5000, refreshMs),
+  )
   const app = new Hono<Env>({ strict: false }).basePath(base || '/')
 
   app.use('*', async (c, next) => {
@@ -135,8 +146,20 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   })
 
   // ── pages ──────────────────────────────────────────────────────────────────────────────────
-  app.get('/', async (c) =>
-    page(c, { title: 'Overview', section: '/', refreshMs }, overviewView(pageContext(c), await stats.get())),
+  app.get('/', async (c) => {
+    const [report, chart, running] = await Promise.all([stats.get(), throughput.get(), workers.get()])
+    return page(
+      c,
+      { title: 'Overview', section: '/', refreshMs },
+      overviewView(pageContext(c), report, chart.minutes, running.workers.length),
+    )
+  })
+  app.get('/workers', async (c) =>
+    page(
+      c,
+      { title: 'Workers', section: '/workers', refreshMs },
+      workersView(pageContext(c), await workers.get()),
+    ),
   )
   app.get('/jobs', async (c) => {
     const id = c.req.query('id')?.trim()
@@ -186,6 +209,23 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     return c.json({ readOnly, csrfToken: caller.kind === 'browser' ? caller.csrf : null })
   })
   app.get('/api/overview', async (c) => c.json(await stats.get()))
+  app.get('/api/workers', async (c) => c.json(await workers.get()))
+  app.get('/api/throughput', async (c) => {
+    const number = (name: string) => {
+      const text = c.req.query(name)
+      return text === undefined ? undefined : Number(text)
+    }
+    const since = number('since') ?? Date.now() - CHART_SPAN_MS
+    const until = number('until')
+    const queue = nonEmpty(c.req.query('queue'))
+    return c.json(
+      await getThroughput(store, {
+        since,
+        ...(until === undefined ? {} : { until }),
+        ...(queue === null ? {} : { queue }),
+      }),
+    )
+  })
   app.get('/api/jobs', async (c) => {
     const cursor = nonEmpty(c.req.query('cursor'))
     const limit = c.req.query('limit')

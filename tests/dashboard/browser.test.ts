@@ -125,6 +125,7 @@ for (const under of STORES) {
       await reportsRow.waitFor()
       assert.equal(await reportsRow.locator('td').nth(5).innerText(), '1') // dead
       await page.locator('tr[data-queue=mail] td').nth(4).getByText('3').waitFor() // completed
+      await page.locator('.chart svg').waitFor()
       await screenshot(page, under.name, 'overview')
 
       // Filtering the job list by queue and state.
@@ -164,6 +165,14 @@ for (const under of STORES) {
       await page.locator('tr[data-queue=mail] button:has-text("Resume")').click()
       await page.getByText('queue mail resumed').waitFor()
       await jobReaches(store, held, 'completed')
+
+      // The workers page lists this process's worker, from its heartbeat in the store.
+      await page.click('nav >> text=Workers')
+      const row = page.locator(`tr[data-worker="${worker.workerId}"]`)
+      await row.waitFor()
+      assert.equal(await row.locator('td').nth(1).innerText(), String(process.pid))
+      assert.equal(await row.locator('td').nth(2).innerText(), 'mail, reports')
+      await screenshot(page, under.name, 'workers')
 
       // The schedules and queue pages render.
       await page.click('nav >> text=Schedules')

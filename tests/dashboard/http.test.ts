@@ -58,6 +58,42 @@ describe('the dashboard without a token (loopback)', () => {
     )
   })
 
+  test('answers the workers registry and the throughput counters as JSON', async (t) => {
+    const { store, request } = await setup(t)
+    const minute = Math.floor(Date.now() / 60_000) * 60_000
+    await store.heartbeat({
+      worker: {
+        workerId: 'host-1:42:abc',
+        host: 'host-1',
+        pid: 42,
+        queues: ['mail'],
+        concurrency: 4,
+        strategy: 'inline',
+        startedAt: Date.now(),
+        jobs: [],
+        activeCount: 0,
+      },
+      counts: [{ minute, queue: 'mail', completed: 7, failed: 2 }],
+      ttlMs: 15_000,
+    })
+    const workers = (await (await request('/api/workers')).json()) as {
+      workers: { host: string; pid: number }[]
+    }
+    assert.deepEqual(
+      workers.workers.map(({ host, pid }) => ({ host, pid })),
+      [{ host: 'host-1', pid: 42 }],
+    )
+    const throughput = (await (await request(`/api/throughput?since=${minute}`)).json()) as {
+      counts: { queue: string; completed: number; failed: number }[]
+    }
+    assert.deepEqual(
+      throughput.counts.map(({ queue, completed, failed }) => ({ queue, completed, failed })),
+      [{ queue: 'mail', completed: 7, failed: 2 }],
+    )
+    assert.match(await (await request('/')).text(), /7 completed/)
+    assert.match(await (await request('/workers')).text(), /<td>host-1<\/td>/)
+  })
+
   test('sends a strict CSP and no-framing headers with every answer, pages and API alike', async (t) => {
     const { request } = await setup(t)
     for (const path of ['/', '/jobs', '/api/overview', '/healthz', '/nowhere']) {

@@ -25,6 +25,7 @@ export interface PageContext {
 const NAV = [
   ['/', 'Overview'],
   ['/jobs', 'Jobs'],
+  ['/workers', 'Workers'],
   ['/schedules', 'Schedules'],
 ] as const
 

@@ -3,6 +3,8 @@
 import { html } from 'hono/html'
 
 import type { QueueReport, StatsReport } from '../../admin/inspect.js'
+import type { ThroughputMinute } from '../../admin/workers.js'
+import { throughputChart } from './chart.js'
 import type { QueueLimits } from '../../store/store.js'
 import { count, span, when } from './format.js'
 import { actionButton, type Html, type PageContext } from './layout.js'
@@ -15,7 +17,12 @@ const COLUMNS = [
   ['dead', 'Dead'],
 ] as const
 
-export function overviewView(page: PageContext, stats: StatsReport): Html {
+export function overviewView(
+  page: PageContext,
+  stats: StatsReport,
+  minutes: readonly ThroughputMinute[],
+  workerCount: number,
+): Html {
   const now = stats.at
   const jobsLink = (queue: string | null, state: string, n: number) =>
     html`<a href="${page.base}/jobs?${new URLSearchParams({ ...(queue === null ? {} : { queue }), state })}"
@@ -88,7 +95,12 @@ export function overviewView(page: PageContext, stats: StatsReport): Html {
             </table>`
       }
     </div>
-    <p class="muted">Counted ${when(now)}; this page follows the store by itself.</p>`
+    <h2>Throughput, last 3 hours</h2>
+    <div class="panel">${throughputChart(minutes)}</div>
+    <p class="muted">
+      <a href="${page.base}/workers">${workerCount === 1 ? '1 worker' : `${count(workerCount)} workers`}</a>
+      running. Counted ${when(now)}; this page follows the store by itself.
+    </p>`
 }
 
 /** Paused (since when, why) and the limits in force, in a few words. */
