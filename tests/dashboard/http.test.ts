@@ -4,7 +4,12 @@
  * (browser.test.ts) drive the same pages through Chromium on every store.
  */
 import assert from 'node:assert/strict'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { describe, test, type TestContext } from 'node:test'
+
+import { getRequestListener } from '@hono/node-server'
+import { Hono } from 'hono'
 
 import { cancelJobs, createClient, type Store } from '../../src/index.js'
 import { createDashboard, type DashboardOptions } from '../../src/dashboard/index.js'
@@ -377,4 +382,30 @@ describe('the dashboard mounted under a path', () => {
     assert.equal((await request('/ferry/assets/dashboard.css')).status, 200)
     assert.equal((await request('/jobs')).status, 404)
   })
+})
+
+test('mounts in a Hono app, and behind Node http through the node-server listener, forms included', async (t) => {
+  const { store } = await tempStore(t)
+  const client = createClient({ store })
+  const id = await deadJob(store, client)
+  const dashboard = createDashboard({ store, basePath: '/ferry' })
+  const app = new Hono()
+  app.get('/', (c) => c.text('the app'))
+  app.all('/ferry/*', (c) => dashboard.fetch(c.req.raw))
+  assert.equal(await (await app.request('/')).text(), 'the app')
+  assert.match(await (await app.request('/ferry/jobs')).text(), /<h1>Jobs<\/h1>/)
+
+  const server = createServer(getRequestListener(app.fetch))
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())))
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const session = (await (await fetch(`${base}/ferry/api/session`)).json()) as { csrfToken: string }
+  const response = await fetch(`${base}/ferry/api/jobs/${id}/retry`, {
+    method: 'POST',
+    body: new URLSearchParams({ _csrf: session.csrfToken, _return: `/ferry/jobs/${id}` }),
+    redirect: 'manual',
+  })
+  assert.equal(response.status, 303)
+  assert.match(response.headers.get('location') ?? '', new RegExp(`^/ferry/jobs/${id}\\?notice=`))
+  assert.equal((await getExistingJob(store, id)).state, 'ready')
 })
