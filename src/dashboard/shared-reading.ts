@@ -1,8 +1,10 @@
 /**
- * One reading of the store shared by every open page: a page that polls asks for it, and gets the
- * last one while it is younger than `maxAgeMs`, or the one being read. However many tabs are open,
- * the store is read at most once per `maxAgeMs` for it (the count queries users of other
- * dashboards see crawl are made once, not once per viewer).
+ * One reading of the store shared by every open page: a page gets the last one at once, and a
+ * reading older than `maxAgeMs` is replaced in the background (one at a time), so no page waits
+ * for a count however long it takes on a big table, and however many tabs are open the store is
+ * read at most once per `maxAgeMs` for them. The pages show when their counts were taken. Only
+ * the first reading, and the one after forget(), is waited for; a reading that fails is passed on
+ * to the page that waited for it, or, in the background, tried again at the next ask.
  */
 export class SharedReading<T> {
   private value: { at: number; data: T } | null = null
@@ -14,17 +16,20 @@ export class SharedReading<T> {
   ) {}
 
   get(now = Date.now()): Promise<T> {
-    if (this.value !== null && now - this.value.at < this.maxAgeMs) return Promise.resolve(this.value.data)
+    const value = this.value
+    if (value !== null && now - value.at < this.maxAgeMs) return Promise.resolve(value.data)
     this.reading ??= this.read()
       .then((data) => {
         this.value = { at: Date.now(), data }
         return data
       })
       .finally(() => (this.reading = null))
-    return this.reading
+    if (value === null) return this.reading
+    this.reading.catch(() => undefined)
+    return Promise.resolve(value.data)
   }
 
-  /** After a change made here: the next page shows it rather than the reading before. */
+  /** After a change made here: the next page waits for a reading that shows it. */
   forget(): void {
     this.value = null
   }
