@@ -3,7 +3,7 @@
  * given the method's name, its params and `next()`, which calls the real store; what it resolves
  * with (or throws) is what the caller gets. Metrics time `next()`, tracing runs it inside a span's
  * context, chaos's recording store writes down what the store answered, all without knowing
- * which store they wrap or mirroring its methods: the 19 methods of the contract are the whole
+ * which store they wrap or mirroring its methods: the 20 methods of the contract are the whole
  * surface, and capabilities (and the store's job event log) pass through as they are.
  */
 import { STORE_METHODS, type Store, type StoreMethod } from './store.js'
