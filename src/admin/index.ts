@@ -20,15 +20,25 @@ export {
   cancelJobs,
   changeJob,
   purgeJobs,
+  deleteJobs,
   stopWorkers,
   type RetryJobsResult,
   type CancelJobsResult,
   type ChangeJobOptions,
   type JobChanges,
   type PurgeJobsResult,
+  type DeleteJobsResult,
   type StopWorkersParams,
   type StopWorkersResult,
 } from './manage.js'
+export {
+  runBulkAction,
+  BULK_BATCH_SIZE_DEFAULT,
+  type BulkAction,
+  type BulkActionParams,
+  type BulkActionResult,
+  type BulkProgress,
+} from './bulk.js'
 export {
   pauseQueue,
   resumeQueue,

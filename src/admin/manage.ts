@@ -5,15 +5,23 @@
 import { JobNotChangeableError, JobNotFoundError } from '../core/errors.js'
 import type { Job, JobId } from '../core/job.js'
 import { checkJobChange } from '../store/kernel/change-jobs.js'
-import { checkCancelParams, checkControlParams, checkPurgeParams, checkRetryParams } from '../store/params.js'
+import {
+  checkCancelParams,
+  checkControlParams,
+  checkDeleteJobsParams,
+  checkPurgeParams,
+  checkRetryParams,
+} from '../store/params.js'
 import type {
   CancelParams,
   ControlParams,
+  DeleteJobsParams,
   JobChange,
   PurgeParams,
   RetryParams,
   Store,
 } from '../store/store.js'
+import { runBulkAction } from './bulk.js'
 import { getJob } from './inspect.js'
 import { assertJobIds } from './job-ids.js'
 
@@ -22,11 +30,38 @@ export interface RetryJobsResult {
   movedCount: number
 }
 
-/** Runs dead jobs again with fresh attempts: those of `ids`, or `allDead` (of `queue`, if given). */
+/**
+ * Runs dead jobs again with fresh attempts: those of `ids`, or `allDead` (of `queue`, if given).
+ * Every dead job goes a batch at a time (runBulkAction), not in the store's one statement or
+ * script for all of them, which would hold the store's write lock, rows or server for as long as
+ * it takes (100,000 dead jobs: bench dashboard-lists) while workers wait to claim.
+ */
 export async function retryJobs(store: Store, params: RetryParams): Promise<RetryJobsResult> {
   checkRetryParams(params)
-  if (params.ids !== undefined) assertJobIds(params.ids, 'ids')
-  return { movedCount: await store.retry(params) }
+  const { ids, queue, now } = params
+  if (ids !== undefined) {
+    assertJobIds(ids, 'ids')
+    return { movedCount: await store.retry(params) }
+  }
+  const filter = { state: 'dead' as const, ...(queue === undefined ? {} : { queue }) }
+  const { changed } = await runBulkAction(store, {
+    action: 'retry',
+    filter,
+    ...(now === undefined ? {} : { now }),
+  })
+  return { movedCount: changed }
+}
+
+export interface DeleteJobsResult {
+  /** Jobs deleted; active, unknown and already deleted ids are not counted. */
+  deletedCount: number
+}
+
+/** Deletes jobs that are not active (scheduled, ready, completed, dead): cancel an active job first. */
+export async function deleteJobs(store: Store, params: DeleteJobsParams): Promise<DeleteJobsResult> {
+  checkDeleteJobsParams(params)
+  assertJobIds(params.ids, 'ids')
+  return { deletedCount: await store.deleteJobs(params) }
 }
 
 export interface CancelJobsResult {

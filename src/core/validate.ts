@@ -413,7 +413,7 @@ function assertGroup(value: unknown, field: string): void {
   }
 }
 
-function assertUniqueKey(value: unknown, field: string): void {
+export function assertUniqueKey(value: unknown, field: string): void {
   if (typeof value !== 'string' || value.length === 0 || value.length > UNIQUE_KEY_MAX_LENGTH) {
     throw new ValidationError(
       'invalid_unique_key',

@@ -5,12 +5,19 @@
  */
 import { ValidationError } from '../core/errors.js'
 import { JOB_STATES } from '../core/job.js'
-import { assertInteger, assertKeepMs, assertName, assertQueueList } from '../core/validate.js'
+import {
+  assertInteger,
+  assertKeepMs,
+  assertName,
+  assertQueueList,
+  assertUniqueKey,
+} from '../core/validate.js'
 import { assertKnownKeys, optionKeys } from '../core/option-keys.js'
 import type {
   CancelParams,
   ClaimParams,
   ControlParams,
+  DeleteJobsParams,
   ListJobsParams,
   QueueLimits,
   QueuePause,
@@ -42,12 +49,18 @@ const LIST_JOBS_KEYS = optionKeys<ListJobsParams>({
   ids: true,
   state: true,
   queue: true,
+  name: true,
+  uniqueKey: true,
+  createdAfter: true,
+  createdBefore: true,
+  payloadContains: true,
   limit: true,
   cursor: true,
 })
 const STATS_KEYS = optionKeys<StatsParams>({ now: true, recentWindowMs: true })
 const RETRY_KEYS = optionKeys<RetryParams>({ ids: true, allDead: true, queue: true, now: true })
 const CANCEL_KEYS = optionKeys<CancelParams>({ ids: true, now: true })
+const DELETE_JOBS_KEYS = optionKeys<DeleteJobsParams>({ ids: true, now: true })
 const PURGE_KEYS = optionKeys<PurgeParams>({ state: true, olderThanMs: true, queue: true, now: true })
 const CONTROL_KEYS = optionKeys<ControlParams>({
   requestStop: true,
@@ -106,23 +119,55 @@ export function checkNames(names: readonly string[] | undefined): void {
   })
 }
 
+/** The most bytes of JSON a payloadContains filter may take: a filter, not a document. */
+export const PAYLOAD_FILTER_MAX_BYTES = 64 * 1024
+
+/**
+ * listJobs's filters as checked: each absent one undefined, the default limit filled in, and
+ * payloadContains as JSON text.
+ */
+export interface CheckedListFilters {
+  ids?: undefined
+  state: ListJobsParams['state']
+  queue: string | undefined
+  name: string | undefined
+  uniqueKey: string | undefined
+  createdAfter: number | undefined
+  createdBefore: number | undefined
+  payloadContains: string | undefined
+  limit: number
+  cursor: string | undefined
+}
+
+/** What listJobs's checks need to know of the store that runs them. */
+export interface ListJobsStore {
+  kind: string
+  isJobId: (id: unknown) => boolean
+  /** capabilities.payloadSearch */
+  payloadSearch: boolean
+}
+
 /**
  * listJobs's filters checked: either the ids asked for, those of no valid form left out, or the
- * filters with the default limit filled in. `isJobId` is the store's own.
+ * filters with the default limit filled in.
  */
 export function checkListJobsParams(
   params: ListJobsParams,
-  isJobId: (id: unknown) => boolean,
-): { ids: string[] } | (Omit<ListJobsParams, 'ids'> & { ids?: undefined; limit: number }) {
+  { kind, isJobId, payloadSearch }: ListJobsStore,
+): { ids: string[] } | CheckedListFilters {
   assertKnownKeys(params, LIST_JOBS_KEYS, '')
-  const { ids, state, queue, limit = LIST_LIMIT_DEFAULT, cursor } = params
+  const { ids, state, queue, name, uniqueKey, createdAfter, createdBefore, payloadContains } = params
+  const { limit = LIST_LIMIT_DEFAULT, cursor } = params
   if (ids !== undefined) {
     if (!Array.isArray(ids)) throw new ValidationError('invalid_option', 'ids', 'must be an array of job ids')
-    if (state !== undefined || queue !== undefined || cursor !== undefined) {
+    const others = Object.keys(params).filter(
+      (key) => key !== 'ids' && params[key as keyof ListJobsParams] !== undefined,
+    )
+    if (others.length > 0) {
       throw new ValidationError(
         'invalid_option',
         'ids',
-        'lists exactly the jobs asked for: it cannot be combined with state, queue or cursor',
+        `lists exactly the jobs asked for: it cannot be combined with ${others.join(', ')}`,
       )
     }
     return { ids: ids.filter((id): id is string => isJobId(id)) }
@@ -131,11 +176,72 @@ export function checkListJobsParams(
     throw new ValidationError('invalid_option', 'state', `must be one of ${JOB_STATES.join(', ')}`)
   }
   if (queue !== undefined) assertName(queue, 'queue')
+  if (name !== undefined) assertName(name, 'name', 'invalid_name')
+  if (uniqueKey !== undefined) assertUniqueKey(uniqueKey, 'uniqueKey')
+  if (createdAfter !== undefined) assertEpochMs(createdAfter, 'createdAfter')
+  if (createdBefore !== undefined) assertEpochMs(createdBefore, 'createdBefore')
   assertInteger(limit, 'limit', { min: 1, max: LIST_LIMIT_MAX })
   if (cursor !== undefined && !isJobId(cursor)) {
     throw new ValidationError('invalid_option', 'cursor', 'is not a cursor returned by listJobs')
   }
-  return { state, queue, limit, cursor }
+  return {
+    state,
+    queue,
+    name,
+    uniqueKey,
+    createdAfter,
+    createdBefore,
+    payloadContains:
+      payloadContains === undefined ? undefined : payloadFilter(payloadContains, kind, payloadSearch),
+    limit,
+    cursor,
+  }
+}
+
+/** An instant of a filter: epoch milliseconds, an integer (as every stored time is). */
+function assertEpochMs(value: unknown, field: string): void {
+  if (!Number.isSafeInteger(value)) {
+    throw new ValidationError('invalid_option', field, 'must be epoch milliseconds (an integer)')
+  }
+}
+
+/** payloadContains as the JSON text a containment test takes, or the store's refusal. */
+function payloadFilter(value: unknown, kind: string, payloadSearch: boolean): string {
+  if (!payloadSearch) {
+    throw new ValidationError(
+      'invalid_option',
+      'payloadContains',
+      `the ${kind} store cannot search payloads (capabilities.payloadSearch is false; PostgreSQL can)`,
+    )
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ValidationError('invalid_option', 'payloadContains', 'must be an object of the keys to match')
+  }
+  let text: string
+  try {
+    text = JSON.stringify(value)
+  } catch (error) {
+    throw new ValidationError('invalid_option', 'payloadContains', `is not JSON: ${messageOf(error)}`)
+  }
+  // U+0000 has no place in PostgreSQL text: the filter would fail there, not match nothing.
+  if (Buffer.byteLength(text) > PAYLOAD_FILTER_MAX_BYTES || text.includes('\\u0000')) {
+    throw new ValidationError(
+      'invalid_option',
+      'payloadContains',
+      `must be JSON of at most ${PAYLOAD_FILTER_MAX_BYTES} bytes, without U+0000`,
+    )
+  }
+  return text
+}
+
+/** Whether a checked filter asks for something beyond state and queue, which no index orders by id. */
+export function hasResidualFilter(filters: CheckedListFilters): boolean {
+  return (
+    filters.name !== undefined ||
+    filters.createdAfter !== undefined ||
+    filters.createdBefore !== undefined ||
+    filters.payloadContains !== undefined
+  )
 }
 
 export function checkStatsParams(params: StatsParams): void {
@@ -154,6 +260,12 @@ export function checkRetryParams(params: RetryParams): void {
 
 export function checkCancelParams(params: CancelParams): void {
   assertKnownKeys(params, CANCEL_KEYS, '')
+  if (!Array.isArray(params.ids))
+    throw new ValidationError('invalid_option', 'ids', 'must be an array of job ids')
+}
+
+export function checkDeleteJobsParams(params: DeleteJobsParams): void {
+  assertKnownKeys(params, DELETE_JOBS_KEYS, '')
   if (!Array.isArray(params.ids))
     throw new ValidationError('invalid_option', 'ids', 'must be an array of job ids')
 }

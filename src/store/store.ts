@@ -83,6 +83,11 @@ export interface StoreCapabilities {
    * between an enqueue and its handler).
    */
   delivery: boolean
+  /**
+   * Whether listJobs accepts `payloadContains` (else a ValidationError on it): PostgreSQL, whose
+   * jsonb containment answers it row by row within a page's bounded walk.
+   */
+  payloadSearch: boolean
 }
 
 // ── lifecycle ────────────────────────────────────────────────────────────────────────────────
@@ -315,16 +320,41 @@ export interface ListJobsParams {
   ids?: readonly JobId[]
   state?: JobState
   queue?: string
+  /** Jobs of this name. */
+  name?: string
+  /**
+   * The job holding this unique key now (at most one: a key freed by its job's end, as its
+   * uniqueUntil says, is held by no job).
+   */
+  uniqueKey?: string
+  /** Jobs enqueued at or after this instant (createdAt, epoch ms). */
+  createdAfter?: number
+  /** Jobs enqueued before this instant (createdAt, epoch ms). */
+  createdBefore?: number
+  /**
+   * Jobs whose payload contains this object (PostgreSQL's jsonb `@>`: every key given, with a
+   * value containing the one given). Only with `capabilities.payloadSearch`, else a
+   * ValidationError on it.
+   */
+  payloadContains?: Record<string, unknown>
   /** Default 50, at most 1000. */
   limit?: number
   /** From a previous page's nextCursor. */
   cursor?: string
 }
 
+/** The filters of listJobs that a bulk action may select its jobs by: all but ids, limit, cursor. */
+export type ListJobsFilter = Omit<ListJobsParams, 'ids' | 'limit' | 'cursor'>
+
+/**
+ * A page may be short, even empty, and still have a nextCursor: a filter that no index answers
+ * (a name, a time, a payload, finished jobs of one queue) is checked on a bounded number of jobs
+ * per call, so that no page costs a walk of the whole table; the cursor goes on below them.
+ */
 export interface JobPage {
   /** Newest first. */
   jobs: Job[]
-  /** Null on the last page. */
+  /** Null when no more jobs match. */
   nextCursor: string | null
 }
 
@@ -413,6 +443,12 @@ export interface ChangeJobsResult {
   results: ChangeJobResult[]
 }
 
+export interface DeleteJobsParams {
+  /** Jobs to delete; an active one (its worker holds it: cancel it first), or no job, is passed over. */
+  ids: readonly JobId[]
+  now?: number
+}
+
 export interface PurgeParams {
   state: 'completed' | 'dead'
   /** Only jobs that finished at least this long ago. */
@@ -422,7 +458,7 @@ export interface PurgeParams {
 }
 
 /**
- * The 23 methods every backend implements. What a store can do beyond the common ground is said
+ * The 24 methods every backend implements. What a store can do beyond the common ground is said
  * by `capabilities` alone, and asked for by a param (`tx`, `claim`, `delivered`): a store without
  * the capability refuses that param with a ValidationError, so a wrapper (wrapStore) never needs
  * to know which store it wraps.
@@ -479,6 +515,11 @@ export interface Store {
   cancel(params: CancelParams): Promise<number>
   /** Deletes finished jobs; returns how many. */
   purge(params: PurgeParams): Promise<number>
+  /**
+   * Deletes the jobs given that are not active (scheduled, ready, completed or dead), as purge
+   * deletes (their unique keys freed, their counts and indexes kept exact); returns how many.
+   */
+  deleteJobs(params: DeleteJobsParams): Promise<number>
   /**
    * Changes jobs that have not started, each in one atomic step with claims: a job claimed first
    * is 'not_changeable', a job changed first is claimed as changed. Wakes the waiters of queues
@@ -545,6 +586,7 @@ export const STORE_METHODS = [
   'retry',
   'cancel',
   'purge',
+  'deleteJobs',
   'changeJobs',
   'prune',
   'schedules',

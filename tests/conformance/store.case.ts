@@ -19,6 +19,7 @@ import { changeJobsCases } from './store/change-jobs.js'
 import { claimCases } from './store/claim.js'
 import { enqueueCases } from './store/enqueue.js'
 import { eventsCases } from './store/events.js'
+import { jobListsCases } from './store/job-lists.js'
 import { LEASE_MS, type ConformanceCases } from './store/kit.js'
 import { lifecycleCases } from './store/lifecycle.js'
 import { progressCases } from './store/progress.js'
@@ -61,6 +62,7 @@ const AREAS: readonly ((cases: ConformanceCases) => void)[] = [
   uniqueModesCases,
   retentionCases,
   adminCases,
+  jobListsCases,
   changeJobsCases,
   eventsCases,
   workersCases,

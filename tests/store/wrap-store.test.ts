@@ -56,6 +56,7 @@ test('every Store method passes through the hook, with its params and result unc
     ['retry', () => store.retry({ allDead: true, now })],
     ['cancel', () => store.cancel({ ids: ['2'], now })],
     ['purge', () => store.purge({ state: 'dead', now: now + 1 })],
+    ['deleteJobs', () => store.deleteJobs({ ids: ['2'], now })],
     ['changeJobs', () => store.changeJobs({ changes: [{ id: '3', priority: 2 }], now })],
     ['prune', () => store.prune({ now: now + 1 })],
     ['schedules', () => store.schedules({ put: [normalizeSchedule(SCHEDULE)], now })],

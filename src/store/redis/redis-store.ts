@@ -42,6 +42,7 @@ import type {
   PruneParams,
   PruneResult,
   PurgeParams,
+  DeleteJobsParams,
   QueueStats,
   RecoverParams,
   RecoverResult,
@@ -74,6 +75,7 @@ import {
   checkClaimParams,
   checkCancelParams,
   checkListJobsParams,
+  checkDeleteJobsParams,
   checkControlParams,
   checkPruneParams,
   checkPurgeParams,
@@ -216,6 +218,7 @@ export class RedisStore implements Store, EventSource {
         maxInFlight: ENQUEUE_IN_FLIGHT,
       },
       delivery: true,
+      payloadSearch: false,
     }
     const { redis, server } = createRedisClient(options)
     this.redis = redis
@@ -394,15 +397,19 @@ export class RedisStore implements Store, EventSource {
 
   async listJobs(params: ListJobsParams = {}): Promise<JobPage> {
     this.assertOpen('listJobs')
-    const checked = checkListJobsParams(params, isJobId)
+    const checked = checkListJobsParams(params, { kind: this.kind, isJobId, payloadSearch: false })
     if (checked.ids !== undefined) return { jobs: await this.jobsByIds(checked.ids), nextCursor: null }
-    const { state, queue, limit, cursor } = checked
+    const { state, queue, name, uniqueKey, createdAfter, createdBefore, limit, cursor } = checked
     const [flats, resume] = (await this.scripts.run('list-jobs', undefined, [
       state ?? '',
       queue ?? '',
       cursor ?? '',
       limit,
       LIST_BUDGET,
+      name ?? '',
+      createdAfter ?? '',
+      createdBefore ?? '',
+      uniqueKey ?? '',
     ])) as [JobReply[], string]
     const jobs = flats.map(toJob)
     if (jobs.length > limit) {
@@ -455,6 +462,22 @@ export class RedisStore implements Store, EventSource {
       ])) as [number, number]
       return { deleted, looked }
     })
+  }
+
+  async deleteJobs(params: DeleteJobsParams): Promise<number> {
+    this.assertOpen('deleteJobs')
+    checkDeleteJobsParams(params)
+    const ids = params.ids.filter(isJobId)
+    let deleted = 0
+    // In pieces, so that no script holds the server for long whatever the caller sends.
+    for (let from = 0; from < ids.length; from += PURGE_CHUNK) {
+      deleted += (await this.scripts.run(
+        'delete-jobs',
+        params.now,
+        ids.slice(from, from + PURGE_CHUNK),
+      )) as number
+    }
+    return deleted
   }
 
   /** lua/change-jobs.lua: every change in one script, each job's a lib/change-job.lua call. */

@@ -21,6 +21,7 @@ import type {
   PruneParams,
   PruneResult,
   PurgeParams,
+  DeleteJobsParams,
   QueueStats,
   RemoveWorkerParams,
   RecoverParams,
@@ -46,6 +47,8 @@ import {
   checkClaimParams,
   checkCancelParams,
   checkListJobsParams,
+  checkDeleteJobsParams,
+  type CheckedListFilters,
   checkControlParams,
   checkNames,
   checkPruneParams,
@@ -57,6 +60,7 @@ import {
   transactionRefused,
 } from '../params.js'
 import { WakeHub } from '../wake-hub.js'
+import { cutPage, LIST_WALK_BUDGET, walkFrom } from '../kernel/list-page.js'
 import { assertOpen } from '../kernel/assert-open.js'
 import { cancelledError } from '../kernel/cancel.js'
 import { checkChangeJobsParams } from '../kernel/change-jobs.js'
@@ -94,7 +98,7 @@ import { type JobRow, toClaimedRow, toJob } from '../kernel/jobs.js'
 import { settleRows } from './settle-rows.js'
 import { expiredLeases, recoverLeases } from './recover-rows.js'
 import { statsRows } from './stats-rows.js'
-import { SqliteConnection } from './sqlite-connection.js'
+import { SqliteConnection, type SqlName } from './sqlite-connection.js'
 import { SqliteEvents } from './sqlite-events.js'
 import { EVENT_CHANNEL, type EventSource } from '../events/job-event.js'
 import { SqliteFileWatch } from './sqlite-file-watch.js'
@@ -128,6 +132,7 @@ export class SqliteStore implements Store, EventSource {
     // writes are synchronous, so nothing could overlap.
     enqueueBatch: { maxItems: Infinity, maxBytes: Infinity, maxCallBytes: Infinity, maxInFlight: 1 },
     delivery: false,
+    payloadSearch: false,
   }
   readonly path: string
   readonly durability: SqliteDurability
@@ -340,7 +345,7 @@ export class SqliteStore implements Store, EventSource {
 
   async listJobs(params: ListJobsParams = {}): Promise<JobPage> {
     this.assertOpen('listJobs')
-    const checked = checkListJobsParams(params, isJobId)
+    const checked = checkListJobsParams(params, { kind: this.kind, isJobId, payloadSearch: false })
     if (checked.ids !== undefined) {
       const getJob = this.connection.statement('list-jobs-ids')
       const rows = this.connection.read(() =>
@@ -348,19 +353,24 @@ export class SqliteStore implements Store, EventSource {
       )
       return { jobs: rows.flatMap((row) => (row === undefined ? [] : [toJob(row)])), nextCursor: null }
     }
-    const { state, queue, limit, cursor } = checked
-    const rows = this.connection.read(
-      () =>
-        this.connection.statement('list-jobs').all({
+    const { state, queue, name, uniqueKey, createdAfter, createdBefore, limit, cursor } = checked
+    const walk = this.connection.statement(listJobsWalk(checked))
+    const { rows, nextCursor } = this.connection.read(() =>
+      cutPage(
+        walk.iterate({
+          up_to: walkFrom(cursor),
+          budget: LIST_WALK_BUDGET,
           state: state ?? null,
           queue: queue ?? null,
-          before_id: cursor ?? null,
-          limit: limit + 1,
-        }) as JobRow<number>[],
+          name: name ?? null,
+          unique_key: uniqueKey ?? null,
+          created_after: createdAfter ?? null,
+          created_before: createdBefore ?? null,
+        }) as Iterable<JobRow<number> & { listed: number }>,
+        limit,
+      ),
     )
-    const more = rows.length > limit
-    const page = more ? rows.slice(0, limit) : rows
-    return { jobs: page.map(toJob), nextCursor: more ? String(page[page.length - 1]!.id) : null }
+    return { jobs: rows.map(toJob), nextCursor }
   }
 
   async stats(params: StatsParams = {}): Promise<QueueStats[]> {
@@ -413,6 +423,20 @@ export class SqliteStore implements Store, EventSource {
     this.assertOpen('purge')
     checkPurgeParams(params)
     return purgeRows(this.connection, params)
+  }
+
+  async deleteJobs(params: DeleteJobsParams): Promise<number> {
+    this.assertOpen('deleteJobs')
+    checkDeleteJobsParams(params)
+    const ids = params.ids.filter(isJobId)
+    if (ids.length === 0) return 0
+    const deleteJob = this.connection.statement('delete-jobs')
+    return this.connection.write(() => {
+      this.connection.statement('purge-keep-ids').run()
+      let count = 0
+      for (const id of ids) count += deleteJob.run({ id }).changes
+      return count
+    })
   }
 
   async changeJobs(params: ChangeJobsParams): Promise<ChangeJobsResult> {
@@ -587,4 +611,16 @@ export class SqliteStore implements Store, EventSource {
     assertOpen(this.closed, operation)
     this.connection.assertNotLost()
   }
+}
+
+/**
+ * Which walk a listJobs page reads (sql/list-jobs*.sql): the index that holds the fewest rows the
+ * filters do not want (migrations/0015). Completed jobs are in no state index: most of a table,
+ * they are most of what the primary key or a queue's index walks past anyway.
+ */
+export function listJobsWalk({ state, queue, uniqueKey }: CheckedListFilters): SqlName {
+  if (uniqueKey !== undefined) return 'list-jobs-by-unique-key'
+  const byState = state !== undefined && state !== 'completed'
+  if (queue !== undefined) return byState ? 'list-jobs-by-queue-state' : 'list-jobs-by-queue'
+  return byState ? 'list-jobs-by-state' : 'list-jobs'
 }

@@ -1,10 +1,18 @@
--- listJobs: newest first, optionally one state and/or one queue, keyset-paged by id.
--- Params: :state (or NULL), :queue (or NULL), :before_id (cursor, or NULL), :limit
--- Returns: rows.
--- Uses: the primary key, read backwards from :before_id.
-SELECT * FROM ferry_jobs
-WHERE (:state IS NULL OR state = :state)
-  AND (:queue IS NULL OR queue = :queue)
-  AND (:before_id IS NULL OR id < :before_id)
+-- listJobs with no filter an index answers (none, or only filters on a row's other columns): the
+-- newest jobs, each checked against the filters.
+-- Params: :up_to (the highest id to look at: the cursor's id - 1, or the largest id), :budget
+--   (most rows to read), and the filters, each NULL when not given: :state, :queue, :name,
+--   :created_after (inclusive), :created_before (exclusive).
+-- Returns: rows newest first, each with `listed` (1 when it passes every filter). The store reads
+--   them lazily and stops once a page is full: a page of an index that holds only matching rows
+--   reads limit + 1 rows; one with other filters reads at most :budget, then resumes below.
+-- Uses: the primary key, read backwards from :up_to.
+SELECT ((:state IS NULL OR state = :state) AND (:queue IS NULL OR queue = :queue)
+        AND (:name IS NULL OR name = :name)
+        AND (:created_after IS NULL OR created_at >= :created_after)
+        AND (:created_before IS NULL OR created_at < :created_before)) AS listed,
+       *
+FROM ferry_jobs
+WHERE id <= :up_to
 ORDER BY id DESC
-LIMIT :limit
+LIMIT :budget
