@@ -6,8 +6,7 @@
  */
 import { Hono, type Context } from 'hono'
 
-import { getJob, getStats, listJobs } from '../admin/inspect.js'
-import { cancelJobs, changeJob, retryJobs } from '../admin/manage.js'
+import { getJob, getStats } from '../admin/inspect.js'
 import { limitQueue, pauseQueue, resumeQueue } from '../admin/queue-control.js'
 import { listSchedules, pauseSchedule, resumeSchedule, runScheduleNow } from '../admin/schedules.js'
 import { getThroughput, listWorkers } from '../admin/workers.js'
@@ -18,13 +17,21 @@ import {
   ScheduleNotFoundError,
   ValidationError,
 } from '../core/errors.js'
-import type { JobState } from '../core/job.js'
 import type { QueueLimitChange, Store } from '../store/store.js'
 import { Access, crossSiteReason, sameToken, SESSION_COOKIE, SESSION_MS, type Caller } from './access.js'
 import { assets } from './generated/assets.js'
+import {
+  actOnIds,
+  bulkActionOf,
+  describeFilter,
+  filterOf,
+  JOB_ACTIONS,
+  type JobActionName,
+} from './job-actions.js'
+import { Operations } from './operations.js'
 import { SharedReading } from './shared-reading.js'
 import { errorView, queueView, schedulesView, signInView } from './views/control.js'
-import { jobsView, jobView, type JobFilters } from './views/jobs.js'
+import { jobsView, jobView } from './views/jobs.js'
 import { layout, type Html, type PageContext, type PageOptions } from './views/layout.js'
 import { overviewView } from './views/overview.js'
 import { workersView } from './views/workers.js'
@@ -63,6 +70,12 @@ const SECURITY_HEADERS = {
 
 type Env = { Variables: { caller: Caller } }
 
+/** Jobs a list page shows. */
+const PAGE_SIZE = 50
+
+/** The query fields of the job list's filter form. */
+const JOB_FILTER_FIELDS = ['queue', 'state', 'name', 'uniqueKey', 'within', 'payload'] as const
+
 /** The overview's chart: the last three hours, a bar a minute. */
 const CHART_SPAN_MS = 3 * 60 * 60 * 1000
 
@@ -71,6 +84,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   const base = normalizeBasePath(options.basePath)
   const access = new Access(options.token ?? null)
   const stats = new SharedReading(() => getStats(store), Math.min(1000, refreshMs))
+  const operations = new Operations(store)
   const workers = new SharedReading(() => listWorkers(store), Math.min(1000, refreshMs))
   // The chart's counters move once per worker heartbeat (5 s): no need to read them more often.
   const throughput = new SharedReading(
@@ -164,17 +178,26 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   app.get('/jobs', async (c) => {
     const id = c.req.query('id')?.trim()
     if (id) return c.redirect(`${base}/jobs/${encodeURIComponent(id)}`, 303)
-    const filters = jobFilters(c)
+    const filter = filterOf((name) => c.req.query(name))
     const cursor = nonEmpty(c.req.query('cursor'))
+    // One store page: a filter no index answers is walked a bounded stretch at a time, so a page
+    // may come short with more to follow, and never costs a walk of the whole table.
     const [result, report] = await Promise.all([
-      listJobs(store, { ...filters, limit: 50, ...(cursor === null ? {} : { cursor }) }),
+      store.listJobs({ ...filter, limit: PAGE_SIZE, ...(cursor === null ? {} : { cursor }) }),
       stats.get(),
     ])
-    const queues = report.queues.map((queue) => queue.queue)
+    const form = Object.fromEntries(JOB_FILTER_FIELDS.map((name) => [name, c.req.query(name) ?? '']))
     return page(
       c,
-      { title: 'Jobs', section: '/jobs' },
-      jobsView(pageContext(c), filters, queues, result, cursor),
+      { title: 'Jobs', section: '/jobs', refreshMs: operations.running() ? 1000 : 0 },
+      jobsView(pageContext(c), {
+        form,
+        queues: report.queues.map((queue) => queue.queue),
+        result,
+        cursor,
+        payloadSearch: store.capabilities.payloadSearch,
+        operations: operations.list(),
+      }),
     )
   })
   app.get('/jobs/:id', async (c) => {
@@ -230,8 +253,8 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     const cursor = nonEmpty(c.req.query('cursor'))
     const limit = c.req.query('limit')
     return c.json(
-      await listJobs(store, {
-        ...jobFilters(c),
+      await store.listJobs({
+        ...filterOf((name) => c.req.query(name)),
         ...(cursor === null ? {} : { cursor }),
         ...(limit === undefined ? {} : { limit: Number(limit) }),
       }),
@@ -244,13 +267,37 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   })
   app.post('/api/jobs/bulk', async (c) => {
     const body = await bodyOf(c)
-    const ids = asIds(body.ids)
-    const action = String(body.action ?? '')
-    return done(c, await actOnJobs(store, action, ids, body))
+    const name = String(body.action ?? '')
+    if (body.scope !== 'all') return done(c, await actOnIds(store, name, asIds(body.ids), body))
+    // All matching: in the background, a batch at a time; the jobs page follows its progress.
+    const action = bulkActionOf(name, body)
+    const fields =
+      typeof body.filter === 'object' && body.filter !== null
+        ? (body.filter as Record<string, unknown>)
+        : body
+    const filter = filterOf((field) => stringOf(fields[field]))
+    await store.listJobs({ ...filter, limit: 1 }) // a bad filter is refused here, before anything starts
+    const title = `${JOB_ACTIONS[name as JobActionName].verb}: every one of the ${describeFilter(filter)}`
+    const operation = operations.start(action, filter, title)
+    stats.forget()
+    if (isForm(c)) return backTo(c, `started in the background: ${title}`, false)
+    return c.json({ operation }, 202)
+  })
+  app.get('/api/operations', (c) => c.json({ operations: operations.list() }))
+  app.get('/api/operations/:id', (c) => {
+    const operation = operations.get(c.req.param('id'))
+    if (operation === null) return c.json(apiError('not_found', `no operation ${c.req.param('id')}`), 404)
+    return c.json({ operation })
+  })
+  app.post('/api/operations/:id/stop', (c) => {
+    if (!operations.stop(c.req.param('id'))) {
+      return c.json(apiError('not_found', `no operation ${c.req.param('id')}`), 404)
+    }
+    return done(c, { message: 'stopping after its current batch' })
   })
   app.post('/api/jobs/:id/:action', async (c) => {
     const id = c.req.param('id')
-    const outcome = await actOnJobs(store, c.req.param('action'), [id], await bodyOf(c))
+    const outcome = await actOnIds(store, c.req.param('action'), [id], await bodyOf(c))
     if (outcome.changed === 0) {
       // One job named: say why nothing happened, as a script can act on it (404 or 409).
       const job = await getJob(store, { id })
@@ -362,60 +409,6 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   return { fetch: (request) => Promise.resolve(app.fetch(request)) }
 }
 
-/** What the bulk form and the per-job routes do; each skips the jobs not in a state it applies to. */
-async function actOnJobs(
-  store: Store,
-  action: string,
-  ids: string[],
-  body: Record<string, unknown>,
-): Promise<{ message: string; changed: number; skipped: number }> {
-  if (ids.length === 0) throw new ValidationError('invalid_option', 'ids', 'select at least one job')
-  if (ids.length > 1000)
-    throw new ValidationError('invalid_option', 'ids', `at most 1,000 jobs at once (got ${ids.length})`)
-  let changed: number
-  if (action === 'retry') changed = (await retryJobs(store, { ids })).movedCount
-  else if (action === 'cancel') changed = (await cancelJobs(store, { ids })).cancelledCount
-  else if (action === 'run-now' || action === 'priority') {
-    const priority = action === 'priority' ? priorityOf(body.priority) : undefined
-    changed = 0
-    for (const id of ids) {
-      try {
-        await changeJob(store, id, action === 'run-now' ? { runAt: Date.now() } : { priority: priority! })
-        changed++
-      } catch (error) {
-        // One job of many that started or finished meanwhile is skipped; a lone one is an error.
-        if (
-          ids.length === 1 ||
-          !(error instanceof JobNotChangeableError || error instanceof JobNotFoundError)
-        )
-          throw error
-      }
-    }
-  } else {
-    throw new ValidationError(
-      'invalid_option',
-      'action',
-      `must be retry, cancel, run-now or priority (got "${action}")`,
-    )
-  }
-  const verb = { retry: 'retried', cancel: 'cancelled', 'run-now': 'made ready', priority: 'reprioritised' }[
-    action
-  ]
-  const skipped = ids.length - changed
-  const message =
-    ids.length === 1 && changed === 1
-      ? `job ${ids[0]} ${verb}`
-      : `${changed} of ${ids.length} jobs ${verb}${skipped > 0 ? ` (${skipped} skipped: not in a state that allows it)` : ''}`
-  return { message, changed, skipped }
-}
-
-function priorityOf(value: unknown): number {
-  const text = stringOf(value)?.trim() ?? ''
-  if (!/^-?\d+$/.test(text))
-    throw new ValidationError('invalid_option', 'priority', `must be a whole number (got "${text}")`)
-  return Number(text)
-}
-
 function limitsOf(queue: string, body: Record<string, unknown>): QueueLimitChange {
   const number = (name: string): number | null => {
     const text = stringOf(body[name])?.trim() ?? ''
@@ -440,15 +433,6 @@ function limitsOf(queue: string, body: Record<string, unknown>): QueueLimitChang
     concurrency: number('concurrency'),
     rate: rateLimit === null ? null : { limit: rateLimit, perMs: ratePerMs! },
     groupConcurrency: number('groupConcurrency'),
-  }
-}
-
-function jobFilters(c: Context<Env>): JobFilters {
-  const queue = nonEmpty(c.req.query('queue'))
-  const state = nonEmpty(c.req.query('state'))
-  return {
-    ...(queue === null ? {} : { queue }),
-    ...(state === null ? {} : { state: state as JobState }),
   }
 }
 

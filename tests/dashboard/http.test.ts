@@ -215,6 +215,62 @@ describe('the dashboard without a token (loopback)', () => {
     assert.equal((await getExistingJob(store, ready)).state, 'ready')
   })
 
+  test('filters the job list by name and unique key, and deletes a job that is not running', async (t) => {
+    const { store, client, request } = await setup(t)
+    const { id: report } = await client.enqueue('report', null, { queue: 'mail', uniqueKey: 'report-7' })
+    await client.enqueue('send', null, { queue: 'mail' })
+    const byName = await (await request('/jobs?name=report')).text()
+    assert.match(byName, new RegExp(`data-job="${report}"`))
+    assert.doesNotMatch(byName, /<td>send<\/td>/)
+    const byKey = (await (await request('/api/jobs?uniqueKey=report-7')).json()) as { jobs: { id: string }[] }
+    assert.deepEqual(
+      byKey.jobs.map((job) => job.id),
+      [report],
+    )
+    const headers = { 'x-ferry-csrf': await csrfOf(request) }
+    const deleted = await request(`/api/jobs/${report}/delete`, { method: 'POST', headers })
+    assert.equal(deleted.status, 200)
+    assert.equal((await store.listJobs({ ids: [report] })).jobs.length, 0)
+    assert.equal((await request(`/api/jobs/${report}/delete`, { method: 'POST', headers })).status, 404)
+  })
+
+  test('a bulk action on all matching runs in the background, a batch at a time, and reports its progress', async (t) => {
+    const { store, client, request } = await setup(t)
+    const ids: string[] = []
+    for (let i = 0; i < 30; i++) ids.push(await deadJob(store, client, i % 3 === 0 ? 'reports' : 'mail'))
+    const headers = { 'x-ferry-csrf': await csrfOf(request), 'content-type': 'application/json' }
+    const started = await request('/api/jobs/bulk', {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ action: 'retry', scope: 'all', filter: { queue: 'mail', state: 'dead' } }),
+    })
+    assert.equal(started.status, 202)
+    const { operation } = (await started.json()) as { operation: { id: string; title: string } }
+    assert.match(operation.title, /^retried: every one of the dead jobs of mail$/)
+    let status = 'running'
+    let progress = { matched: 0, changed: 0 }
+    while (status === 'running') {
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      const read = (await (await request(`/api/operations/${operation.id}`)).json()) as {
+        operation: { status: string; progress: typeof progress }
+      }
+      ;({ status, progress } = read.operation)
+    }
+    assert.equal(status, 'done')
+    assert.equal(progress.matched, 20)
+    assert.equal(progress.changed, 20)
+    const states = await Promise.all(ids.map(async (id) => (await getExistingJob(store, id)).state))
+    assert.equal(states.filter((state) => state === 'ready').length, 20)
+    assert.equal(states.filter((state) => state === 'dead').length, 10)
+    assert.match(await (await request('/jobs')).text(), /retried: every one of the dead jobs of mail/)
+    const badFilter = await request('/api/jobs/bulk', {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ action: 'retry', scope: 'all', filter: { state: 'gone' } }),
+    })
+    assert.equal(badFilter.status, 400)
+  })
+
   test('bad input is a 400 naming the field; a job that cannot take the action is a 409; none is a 404', async (t) => {
     const { client, request } = await setup(t)
     const csrf = await csrfOf(request)

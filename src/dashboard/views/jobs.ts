@@ -3,83 +3,89 @@ import { html } from 'hono/html'
 
 import { JOB_STATES, type Job } from '../../core/job.js'
 import type { JobPage } from '../../store/store.js'
-import { json, when } from './format.js'
+import { CREATED_WITHIN, JOB_ACTIONS } from '../job-actions.js'
+import type { Operation } from '../operations.js'
+import { count, json, when } from './format.js'
 import { actionButton, csrfField, stateBadge, type Html, type PageContext } from './layout.js'
 
-/** The list's filters, as the query string gives them (checked by the store before it reads). */
-export interface JobFilters {
-  queue?: string
-  state?: Job['state']
-  id?: string
+export interface JobsViewData {
+  /** The filter form's fields as the query gave them (queue, state, name, uniqueKey, within, payload). */
+  form: Record<string, string>
+  queues: readonly string[]
+  result: JobPage
+  /** The cursor of this page; null on the first. */
+  cursor: string | null
+  /** Whether the store can filter by payload (StoreCapabilities.payloadSearch). */
+  payloadSearch: boolean
+  operations: readonly Operation[]
 }
 
-/** What may be done to a selection of jobs, by the state each must be in (others are skipped). */
-export const BULK_ACTIONS = {
-  retry: 'Retry (dead jobs)',
-  cancel: 'Cancel (not finished)',
-  'run-now': 'Run now (scheduled or ready)',
-} as const
-
-export function jobsView(
-  page: PageContext,
-  filters: JobFilters,
-  queues: readonly string[],
-  result: JobPage,
-  cursor: string | null,
-): Html {
+export function jobsView(page: PageContext, data: JobsViewData): Html {
+  const { form, result, cursor } = data
+  const filterQuery = Object.fromEntries(Object.entries(form).filter(([, value]) => value !== ''))
   const query = (extra: Record<string, string>) =>
-    new URLSearchParams({
-      ...(filters.queue === undefined ? {} : { queue: filters.queue }),
-      ...(filters.state === undefined ? {} : { state: filters.state }),
-      ...extra,
-    }).toString()
+    new URLSearchParams({ ...filterQuery, ...extra }).toString()
+  const option = (value: string, label: string, selected: string) =>
+    html`<option value="${value}" ${value === selected ? ' selected' : ''}>${label}</option>`
   return html`<h1>Jobs</h1>
+    ${operationsView(page, data.operations)}
     <div class="panel">
       <form class="filters" method="get" action="${page.base}/jobs">
         <label
           >Queue<select name="queue">
-            <option value="">any</option>
-            ${queues.map(
-              (queue) => html`<option${queue === filters.queue ? ' selected' : ''}>${queue}</option>`,
-            )}
+            ${option('', 'any', form.queue ?? '')}${data.queues.map((queue) => option(queue, queue, form.queue ?? ''))}
           </select></label
         >
         <label
           >State<select name="state">
-            <option value="">any</option>
-            ${JOB_STATES.map(
-              (state) => html`<option${state === filters.state ? ' selected' : ''}>${state}</option>`,
-            )}
+            ${option('', 'any', form.state ?? '')}${JOB_STATES.map((state) => option(state, state, form.state ?? ''))}
           </select></label
         >
+        <label>Name<input name="name" size="14" value="${form.name ?? ''}" /></label>
+        <label>Unique key<input name="uniqueKey" size="14" value="${form.uniqueKey ?? ''}" /></label>
+        <label
+          >Enqueued<select name="within">
+            ${option('', 'any time', form.within ?? '')}${Object.keys(CREATED_WITHIN).map((within) => option(within, `last ${within}`, form.within ?? ''))}
+          </select></label
+        >
+        ${
+          data.payloadSearch
+            ? html`<label
+                >Payload contains<input
+                  name="payload"
+                  size="18"
+                  placeholder='{"user":{"id":7}}'
+                  value="${form.payload ?? ''}"
+              /></label>`
+            : ''
+        }
         <button type="submit" class="primary">Filter</button>
       </form>
       <form class="filters" method="get" action="${page.base}/jobs" role="search">
-        <label>Job id<input name="id" inputmode="numeric" size="12" value="${filters.id ?? ''}" /></label>
+        <label>Job id<input name="id" inputmode="numeric" size="12" /></label>
         <button type="submit">Open</button>
       </form>
     </div>
-    <form
-      method="post"
-      action="${page.base}/api/jobs/bulk"
-      class="panel"
-      data-confirm="Apply to the selected jobs?"
-    >
+    <form method="post" action="${page.base}/api/jobs/bulk" class="panel" data-confirm="Apply this action?">
       ${csrfField(page)}<input type="hidden" name="_return" value="${page.here}" />
+      ${Object.entries(filterQuery).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`)}
       ${
         page.readOnly
           ? ''
           : html`<div class="actions">
               <select name="action" aria-label="Action">
-                ${Object.entries(BULK_ACTIONS).map(
-                  ([value, label]) => html`<option value="${value}">${label}</option>`,
-                )}</select
-              ><button type="submit">Apply to selected</button>
+                ${Object.entries(JOB_ACTIONS).map(([value, { label }]) => html`<option value="${value}">${label}</option>`)}
+              </select>
+              <label>Priority<input name="priority" type="number" step="1" size="5" value="0" /></label>
+              <button type="submit" name="scope" value="selected">Apply to selected</button>
+              <button type="submit" name="scope" value="all" class="danger">Apply to all matching</button>
             </div>`
       }
       ${
         result.jobs.length === 0
-          ? html`<p class="muted">No job matches.</p>`
+          ? html`<p class="muted">
+              ${result.nextCursor === null ? 'No job matches.' : 'No job matches on this stretch of the table; the next page goes on looking.'}
+            </p>`
           : html`<table class="jobs">
               <thead>
                 <tr>
@@ -90,6 +96,7 @@ export function jobsView(
                   <th>State</th>
                   <th class="num">Attempts</th>
                   <th class="num">Priority</th>
+                  <th>Enqueued</th>
                   <th>Run at</th>
                   <th>Finished</th>
                   <th>Last error</th>
@@ -106,6 +113,7 @@ export function jobsView(
                       <td>${stateBadge(job.state)}</td>
                       <td class="num">${job.attempts} / ${job.maxAttempts}</td>
                       <td class="num">${job.priority}</td>
+                      <td>${when(job.createdAt)}</td>
                       <td>${when(job.runAt)}</td>
                       <td>${when(job.finishedAt)}</td>
                       <td class="wrap">
@@ -118,14 +126,45 @@ export function jobsView(
       }
     </form>
     <div class="pager">
-      ${cursor === null ? '' : html`<a href="${page.base}/jobs?${query({})}">« First page</a>`}${
-        result.nextCursor === null
-          ? ''
-          : html`<a rel="next" href="${page.base}/jobs?${query({ cursor: result.nextCursor })}"
-              >Next page »</a
-            >`
-      }
+      ${cursor === null ? '' : html`<a href="${page.base}/jobs?${query({})}">« First page</a>`}
+      ${result.nextCursor === null ? '' : html`<a rel="next" href="${page.base}/jobs?${query({ cursor: result.nextCursor })}">Next page »</a>`}
     </div>`
+}
+
+/** The bulk operations on "all matching" this dashboard ran lately, with their progress. */
+function operationsView(page: PageContext, operations: readonly Operation[]): Html | string {
+  if (operations.length === 0) return ''
+  return html`<div class="panel operations">
+    <table>
+      <thead>
+        <tr>
+          <th>Bulk action</th>
+          <th>Status</th>
+          <th class="num">Matched</th>
+          <th class="num">Changed</th>
+          <th class="num">Skipped</th>
+          <th>Started</th>
+          <th></th>
+        </tr>
+      </thead>
+      <tbody>
+        ${operations.map(
+          (operation) =>
+            html`<tr data-operation="${operation.id}">
+              <td class="wrap">${operation.title}</td>
+              <td>${operation.status}${operation.error === null ? '' : html`: ${operation.error}`}</td>
+              <td class="num">${count(operation.progress.matched)}</td>
+              <td class="num">${count(operation.progress.changed)}</td>
+              <td class="num">${count(operation.progress.skipped)}</td>
+              <td>${when(operation.startedAt)}</td>
+              <td>
+                ${operation.status === 'running' ? actionButton(page, `/api/operations/${operation.id}/stop`, 'Stop') : ''}
+              </td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+  </div>`
 }
 
 export function jobView(page: PageContext, job: Job): Html {
@@ -135,12 +174,21 @@ export function jobView(page: PageContext, job: Job): Html {
   return html`<h1>Job ${job.id} ${stateBadge(job.state)}</h1>
     <span data-refresh-next="${finished ? 0 : 1000}"></span>
     ${
-      page.readOnly || job.state === 'completed'
+      page.readOnly
         ? ''
         : html`<div class="actions panel">
             ${job.state === 'dead' ? actionButton(page, `${path}/retry`, 'Retry') : ''}
-            ${unstarted ? actionButton(page, `${path}/run-now`, 'Run now') : ''}
+            ${job.state === 'scheduled' ? actionButton(page, `${path}/run-now`, 'Run now') : ''}
             ${finished ? '' : actionButton(page, `${path}/cancel`, 'Cancel', { danger: true, confirm: `Cancel job ${job.id}?` })}
+            ${
+              job.state === 'active'
+                ? ''
+                : actionButton(page, `${path}/delete`, 'Delete', {
+                    danger: true,
+                    confirm: `Delete job ${job.id}? It cannot be undone.`,
+                    returnTo: `${page.base}/jobs?${new URLSearchParams({ queue: job.queue })}`,
+                  })
+            }
             ${
               unstarted && !page.readOnly
                 ? html`<form class="inline actions" method="post" action="${page.base}${path}/priority">

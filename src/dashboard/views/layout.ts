@@ -89,7 +89,7 @@ export function actionButton(
   page: PageContext,
   action: string,
   label: string,
-  options: { confirm?: string; danger?: boolean; fields?: Record<string, string> } = {},
+  options: { confirm?: string; danger?: boolean; fields?: Record<string, string>; returnTo?: string } = {},
 ): Html | string {
   if (page.readOnly) return ''
   return html`<form
@@ -98,14 +98,13 @@ export function actionButton(
     action="${page.base}${action}"
     ${options.confirm === undefined ? '' : html` data-confirm="${options.confirm}"`}
   >
-    ${csrfField(page)}<input type="hidden" name="_return" value="${page.here}" />${Object.entries(
-      options.fields ?? {},
-    ).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`)}<button
-      type="submit"
-      ${options.danger === true ? html` class="danger"` : ''}
-    >
-      ${label}
-    </button>
+    ${csrfField(page)}<input
+      type="hidden"
+      name="_return"
+      value="${options.returnTo ?? page.here}"
+    />${Object.entries(options.fields ?? {}).map(
+      ([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`,
+    )}<button type="submit" ${options.danger === true ? html` class="danger"` : ''}>${label}</button>
   </form>`
 }
 
