@@ -1,4 +1,5 @@
 import { claimLatencyScenario } from '../scenarios/claim-latency.js'
+import { dashboardListsScenario, postgresDashboardListsScenario } from '../scenarios/dashboard-lists.js'
 import { enqueue1kScenario } from '../scenarios/enqueue-1k.js'
 import { enqueueBulkScenario } from '../scenarios/enqueue-bulk.js'
 import { enqueueLongLineScenario } from '../scenarios/enqueue-long-line.js'
@@ -116,4 +117,6 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   redisRetentionScenario,
   redisMetricsOverheadScenario,
   redisEventsLatencyScenario,
+  dashboardListsScenario,
+  postgresDashboardListsScenario,
 ]
