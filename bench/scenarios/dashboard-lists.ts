@@ -3,7 +3,8 @@
  * listJobs page (50 jobs) for each filter combination, the first page and a deep one (from a
  * cursor halfway down the ids), then how long a bulk retry of every dead job takes (a tenth of
  * the jobs: 100,000 at full size) through the admin's runBulkAction, and the claim latency of a
- * worker on another queue meanwhile (p95, max): the batches must not hold the store.
+ * worker on another queue meanwhile (p95, max): the batches must not hold the store. Also the
+ * dashboard's pages on that table: the overview, the job list and a job (p50, p95).
  *
  * The table: jobs enqueued through the store in batches of 10,000 (the fastest path that keeps
  * its side tables), in 4 queues (50/30/15/5 %) and 5 names, then moved by SQL to a mix of
@@ -14,6 +15,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises'
 
 import type { Store, ListJobsParams } from '../../src/store/store.js'
 import { runBulkAction } from '../../src/admin/bulk.js'
+import { createDashboard } from '../../src/dashboard/dashboard.js'
 import { FRESH_STORES as STORES } from '../lib/fresh-stores.js'
 import { withBenchSchema } from '../lib/postgres.js'
 import { percentile, secondsSince } from '../lib/stats.js'
@@ -83,6 +85,45 @@ async function pageTimes(store: Store, params: ListJobsParams): Promise<number[]
   const times: number[] = []
   for (let i = 0; i < SAMPLES; i++) times.push(await timeMs(() => store.listJobs({ ...params, limit: 50 })))
   return times
+}
+
+/**
+ * The dashboard's pages as a browser asks for them: the overview, whose counts come from one
+ * shared reading replaced in the background once a second (requests 100 ms apart, so readings
+ * are replaced while they are timed), the job list unfiltered and by queue and state, and a job.
+ * Also how long one reading of the store's counts takes: the work each replacement costs the store.
+ */
+async function dashboardPages(store: Store): Promise<Figure[]> {
+  const dashboard = createDashboard({ store })
+  const get = (path: string) => async () => {
+    const response = await dashboard.fetch(new Request(`http://127.0.0.1:8080${path}`))
+    if (response.status !== 200) throw new Error(`GET ${path}: ${response.status}`)
+    await response.text()
+  }
+  const statsMs = await timeMs(() => store.stats())
+  const { jobs } = await store.listJobs({ state: 'dead', limit: 1 })
+  const pages: [string, string][] = [
+    ['overview', '/'],
+    ['jobs', '/jobs'],
+    ['jobs queue=q3 state=dead', '/jobs?queue=q3&state=dead'],
+    ['job', `/jobs/${jobs[0]!.id}`],
+  ]
+  const figures: Figure[] = [
+    { key: 'page.stats_ms', label: 'one reading of the store counts (stats)', value: statsMs, unit: 'ms' },
+  ]
+  for (const [label, path] of pages) {
+    const times: number[] = []
+    for (let i = 0; i < SAMPLES; i++) {
+      times.push(await timeMs(get(path)))
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    const key = `page.${label.replace(/[^a-z0-9]+/gi, '_').toLowerCase()}`
+    figures.push(
+      { key: `${key}_p50`, label: `GET ${path}: p50`, value: percentile(times, 50), unit: 'ms' },
+      { key: `${key}_p95`, label: `GET ${path}: p95`, value: percentile(times, 95), unit: 'ms' },
+    )
+  }
+  return figures
 }
 
 /** Enqueues `size` jobs, created 1 ms apart from t0, one in 1,000 with a unique key. */
@@ -155,6 +196,7 @@ function measure(kind: 'sqlite' | 'postgres'): (size: number) => Promise<Figure[
           },
         )
       }
+      figures.push(...(await dashboardPages(store)))
       // The bulk retry of every dead job, with a worker's claims on another queue alongside.
       const { newJobOf } = await import('./dashboard-lists-jobs.js')
       await store.enqueue({

@@ -355,8 +355,9 @@ export class SqliteStore implements Store, EventSource {
     }
     const { state, queue, name, uniqueKey, createdAfter, createdBefore, limit, cursor } = checked
     const walk = this.connection.statement(listJobsWalk(checked))
-    const { rows, nextCursor } = this.connection.read(() =>
-      cutPage(
+    const getJob = this.connection.statement('list-jobs-ids')
+    const { rows, nextCursor } = this.connection.read(() => {
+      const page = cutPage(
         walk.iterate({
           up_to: walkFrom(cursor),
           budget: LIST_WALK_BUDGET,
@@ -366,10 +367,13 @@ export class SqliteStore implements Store, EventSource {
           unique_key: uniqueKey ?? null,
           created_after: createdAfter ?? null,
           created_before: createdBefore ?? null,
-        }) as Iterable<JobRow<number> & { listed: number }>,
+        }) as Iterable<{ id: number; listed: number }>,
         limit,
-      ),
-    )
+      )
+      // In the same read transaction as the walk, so each id is still the job the walk saw.
+      const found = page.rows.map(({ id }) => getJob.get({ id }) as JobRow<number> | undefined)
+      return { rows: found.flatMap((row) => (row === undefined ? [] : [row])), nextCursor: page.nextCursor }
+    })
     return { jobs: rows.map(toJob), nextCursor }
   }
 
