@@ -135,7 +135,7 @@ test('stats --json prints counts per queue, totals, the window and the time as I
     runCli(emptyDb.url, ['stats', '--json']),
   ])
   assert.equal(seeded.code, 0, seeded.stderr)
-  const document = JSON.parse(seeded.stdout) as { at: string }
+  const document = JSON.parse(seeded.stdout) as { at: string; queues: { oldestReadyAt: string | null }[] }
   assert.match(document.at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
   assert.ok(Date.parse(document.at) >= before - 1000)
   const counts = (
@@ -159,12 +159,15 @@ test('stats --json prints counts per queue, totals, the window and the time as I
     paused: null,
     limits: { concurrency: null, rate: null, groupConcurrency: null, groupRate: null },
   }
+  // The oldest ready job's time, as ISO 8601: mail's one ready job; images has none.
+  const oldestReadyAt = document.queues[1]!.oldestReadyAt
+  assert.match(oldestReadyAt ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
   assert.deepEqual(document, {
     at: document.at,
     recentWindowMs: 60_000,
     queues: [
-      { queue: 'images', ...counts(0, 1, 1, 0, 0, 0), ...running },
-      { queue: 'mail', ...counts(1, 0, 0, 1, 1, 1), ...running },
+      { queue: 'images', ...counts(0, 1, 1, 0, 0, 0), oldestReadyAt: null, ...running },
+      { queue: 'mail', ...counts(1, 0, 0, 1, 1, 1), oldestReadyAt, ...running },
     ],
     totals: counts(1, 1, 1, 1, 1, 1),
   })
