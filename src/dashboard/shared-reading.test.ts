@@ -50,3 +50,19 @@ test('after forget() the next page waits for a new reading', async () => {
   source.release()
   assert.equal(await next, 2)
 })
+
+test('a reading that took long is kept longer: readings take at most the given share of the time', async () => {
+  let reads = 0
+  const shared = new SharedReading(async () => {
+    reads++
+    const until = Date.now() + 50
+    while (Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 5))
+    return reads
+  }, 100)
+  await shared.get()
+  // It took about 50 ms: at a 5 % share, it is served for about a second, not 100 ms.
+  assert.equal(await shared.get(Date.now() + 500), 1)
+  assert.equal(reads, 1)
+  assert.equal(await shared.get(Date.now() + 5000), 1)
+  assert.equal(reads, 2)
+})
