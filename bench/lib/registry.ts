@@ -1,4 +1,5 @@
 import { claimLatencyScenario } from '../scenarios/claim-latency.js'
+import { dashboardBulkScenario, postgresDashboardBulkScenario } from '../scenarios/dashboard-bulk.js'
 import { dashboardListsScenario, postgresDashboardListsScenario } from '../scenarios/dashboard-lists.js'
 import { enqueue1kScenario } from '../scenarios/enqueue-1k.js'
 import { enqueueBulkScenario } from '../scenarios/enqueue-bulk.js'
@@ -118,5 +119,7 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   redisMetricsOverheadScenario,
   redisEventsLatencyScenario,
   dashboardListsScenario,
+  dashboardBulkScenario,
   postgresDashboardListsScenario,
+  postgresDashboardBulkScenario,
 ]
